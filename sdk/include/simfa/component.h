@@ -1,0 +1,47 @@
+// The component base and what every component is built from.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "simfa/event_queue.h"
+#include "simfa/params.h"
+#include "simfa/stats.h"
+#include "simfa/types.h"
+
+namespace simfa {
+
+/// The `[gpu]` table of a manifest: limits every component may consult.
+struct GpuConfig {
+  std::string name;
+  int sm_count = 1;
+  double clock_mhz = 1000.0;
+  std::int64_t smem_per_sm_bytes = 0;
+  std::int64_t regs_per_sm = 0;
+  int max_ctas_per_sm = 1;
+  int max_warpgroups_per_sm = 1;
+};
+
+/// How the run loop advances time: by events (default) or one cycle at a time (the paper's
+/// Algorithm 1, kept to check that the event mode is exact).
+enum class Stepping : std::uint8_t { kEvent, kReference };
+
+/// Everything a factory receives. References stay valid for the component's lifetime.
+struct BuildContext {
+  const Params& params;
+  EventQueue& events;
+  StatsScope stats;
+  const GpuConfig& gpu;
+  std::uint64_t seed;  ///< derived from (manifest seed, component path): use for the PRNG
+  int sm_index;        ///< the SM for per-SM components, -1 for GPU-wide ones
+};
+
+class SIMFA_API Component {
+ public:
+  virtual ~Component() = default;
+  /// Called once after the last event, e.g. to turn accumulated state into statistics.
+  virtual void finish(Cycle /*end*/) {}
+};
+
+}  // namespace simfa

@@ -1,0 +1,165 @@
+// Slot interfaces of the SM core model (DESIGN.md §3): the SM, its warp-scheduler policy, its
+// TMA and tensor-core engines, and the GPU-wide CTA dispatch policy. The kernel wires them
+// together; the services it provides to them (issue clock, CTA host, timeline) are here too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "simfa/component.h"
+#include "simfa/isa.h"
+#include "simfa/memory.h"
+#include "simfa/program.h"
+#include "simfa/tensor_map.h"
+
+namespace simfa {
+
+// ---- services the kernel provides -------------------------------------------------------------
+
+/// Orders SM issue phases: an SM asks to issue at a cycle; the kernel calls SmCore::step for
+/// every requesting SM in SM-index order after all other events of that cycle. A request for a
+/// cycle whose issue phase already ran is moved to the next cycle.
+class SIMFA_API IssueClock {
+ public:
+  virtual void request_issue(int sm, Cycle at) = 0;
+
+ protected:
+  ~IssueClock() = default;
+};
+
+/// Told when a CTA has retired, so the dispatcher can place the next one.
+class SIMFA_API CtaHost {
+ public:
+  virtual void on_cta_exit(int sm, Cycle now) = 0;
+
+ protected:
+  ~CtaHost() = default;
+};
+
+/// Receives timeline spans (Chrome trace "X" events). `name` must be a string literal.
+class SIMFA_API TimelineSink {
+ public:
+  virtual void span(int sm, std::uint64_t cta, int warpgroup, const char* name, Cycle begin,
+                    Cycle end) = 0;
+
+ protected:
+  ~TimelineSink() = default;
+};
+
+/// One blocked WarpGroup, for the deadlock / watchdog report.
+struct BlockedThread {
+  int sm = 0;
+  std::uint64_t cta = 0;
+  int warpgroup = 0;
+  std::size_t pc = 0;
+  std::string instruction;  ///< e.g. "MB_WAIT 1"
+  std::string waiting_for;  ///< e.g. "stage 1 full phase 3 (completed 2)"
+};
+
+// ---- engines -----------------------------------------------------------------------------------
+
+/// One TMA operation as the SM hands it to its engine.
+struct TmaOp {
+  Opcode op = Opcode::kTmaLoad;  ///< kTmaLoad, kTmaBulk or kTmaStore
+  const TensorMap* map = nullptr;  ///< null for kTmaBulk
+  std::int32_t coords[kMaxTensorRank] = {};
+  Addr addr = 0;                 ///< kTmaBulk only
+  std::uint32_t bytes = 0;       ///< bytes the op delivers (box bytes, or the bulk size)
+  std::uint64_t token = 0;       ///< the SM's: returned on completion
+};
+
+class SIMFA_API TmaClient {
+ public:
+  /// `op` finished: all its data landed in shared memory (loads) or left it (stores).
+  virtual void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) = 0;
+
+ protected:
+  ~TmaClient() = default;
+};
+
+/// Kind "tma". Accepts every op; queues internally.
+class SIMFA_API TmaEngine : public Component {
+ public:
+  virtual void connect(MemoryPort& memory, TmaClient& client) = 0;
+  virtual void issue(Cycle now, const TmaOp& op) = 0;
+};
+
+struct WgmmaOp {
+  std::uint32_t m = 64, n = 0, k = 16;
+  std::uint64_t token = 0;
+};
+
+class SIMFA_API TensorCoreClient {
+ public:
+  virtual void on_wgmma_complete(Cycle now, std::uint64_t token) = 0;
+  /// A full instruction buffer has room again.
+  virtual void on_wgmma_slot_free(Cycle now) = 0;
+
+ protected:
+  ~TensorCoreClient() = default;
+};
+
+/// Kind "wgmma": one tensor-core pipeline per SM with an instruction buffer.
+class SIMFA_API TensorCoreEngine : public Component {
+ public:
+  virtual void connect(TensorCoreClient& client) = 0;
+  virtual bool can_accept(Cycle now) const = 0;
+  virtual void issue(Cycle now, const WgmmaOp& op) = 0;
+};
+
+// ---- policies ----------------------------------------------------------------------------------
+
+/// A WarpGroup able to issue this cycle. `age` is its dispatch order (smaller is older).
+struct IssueCandidate {
+  std::uint32_t slot;
+  std::uint64_t age;
+};
+
+/// Kind "scheduler": picks which ready WarpGroup issues (one call per issued instruction).
+class SIMFA_API WarpSchedulerPolicy : public Component {
+ public:
+  /// `ready` is non-empty and in slot order; returns an index into it.
+  virtual std::size_t pick(std::span<const IssueCandidate> ready) = 0;
+};
+
+/// Kind "dispatch": picks the SM for the next CTA.
+class SIMFA_API CtaDispatchPolicy : public Component {
+ public:
+  /// `candidates` are the SMs able to take the CTA, in index order (non-empty); returns an index
+  /// into it.
+  virtual std::size_t choose(std::span<const int> candidates, std::uint64_t cta_index) = 0;
+};
+
+// ---- the SM ------------------------------------------------------------------------------------
+
+struct SmWiring {
+  WarpSchedulerPolicy& scheduler;
+  TmaEngine& tma;
+  TensorCoreEngine& tensor_core;
+  IssueClock& clock;
+  CtaHost& host;
+  const std::vector<TensorMap>& tensor_maps;
+  TimelineSink* timeline;  ///< null when this SM is not traced
+};
+
+/// Kind "sm": one streaming multiprocessor.
+class SIMFA_API SmCore : public Component {
+ public:
+  virtual void connect(const SmWiring& wiring) = 0;
+  /// Whether the CTA's resources (CTA slot, WarpGroup slots, shared memory, registers) fit now.
+  virtual bool can_accept(const CtaProgram& program) const = 0;
+  /// Whether the CTA could ever fit on an empty SM (else the workload is invalid).
+  virtual bool fits_empty(const CtaProgram& program, std::string& why) const = 0;
+  virtual void accept(Cycle now, std::unique_ptr<CtaProgram> program) = 0;
+  /// The issue phase of cycle `now`: issue at most one instruction.
+  virtual void step(Cycle now) = 0;
+  /// Resident CTAs.
+  virtual std::size_t resident_ctas() const = 0;
+  virtual void report_blocked(std::vector<BlockedThread>& out) const = 0;
+};
+
+}  // namespace simfa

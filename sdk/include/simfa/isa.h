@@ -1,0 +1,78 @@
+// The simfa instruction set (DESIGN.md §4; the paper's Table III). Instructions are 16-byte PODs;
+// operands that do not fit (TMA coordinates, bulk addresses) live in the CTA program's operand
+// pool and the instruction holds their offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "simfa/types.h"
+
+namespace simfa {
+
+enum class Opcode : std::uint8_t {
+  kTmaLoad,       ///< map, coords at pool[x..x+rank), stage
+  kTmaBulk,       ///< address at pool64[x], bytes y, stage
+  kTmaStore,      ///< map, coords at pool[x..x+rank)
+  kAcquireStage,  ///< stage
+  kReleaseStage,  ///< stage
+  kMbWait,        ///< stage
+  kWgmma,         ///< M = x >> 16, N = x & 0xffff, K = y, gid = z
+  kWgmmaCommit,   ///< gid = z
+  kWgmmaWait,     ///< N = x (max outstanding groups)
+  kBarArrive,     ///< barrier id = x
+  kBarWait,       ///< barrier id = x
+  kBubble,        ///< x cycles
+  kExit,
+};
+inline constexpr int kOpcodeCount = 13;
+
+inline const char* opcode_name(Opcode op) {
+  static constexpr const char* kNames[kOpcodeCount] = {
+      "TMA_LOAD", "TMA_BULK",   "TMA_STORE",  "ACQUIRE_STAGE", "RELEASE_STAGE",
+      "MB_WAIT",  "WGMMA",      "WGMMA_COMMIT", "WGMMA_WAIT", "BAR_ARRIVE",
+      "BAR_WAIT", "BUBBLE",     "EXIT"};
+  auto i = static_cast<unsigned>(op);
+  return i < kOpcodeCount ? kNames[i] : "?";
+}
+
+struct Instruction {
+  Opcode op = Opcode::kExit;
+  std::uint8_t stage = 0;  ///< ring-buffer slot / mbarrier id (sid)
+  std::uint16_t map = 0;   ///< TensorMap id
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+  std::uint32_t z = 0;
+
+  static Instruction tma_load(std::uint16_t map, std::uint32_t coord_offset, std::uint8_t stage) {
+    return {Opcode::kTmaLoad, stage, map, coord_offset, 0, 0};
+  }
+  static Instruction tma_bulk(std::uint32_t addr_offset, std::uint32_t bytes, std::uint8_t stage) {
+    return {Opcode::kTmaBulk, stage, 0, addr_offset, bytes, 0};
+  }
+  static Instruction tma_store(std::uint16_t map, std::uint32_t coord_offset) {
+    return {Opcode::kTmaStore, 0, map, coord_offset, 0, 0};
+  }
+  static Instruction acquire_stage(std::uint8_t s) { return {Opcode::kAcquireStage, s, 0, 0, 0, 0}; }
+  static Instruction release_stage(std::uint8_t s) { return {Opcode::kReleaseStage, s, 0, 0, 0, 0}; }
+  static Instruction mb_wait(std::uint8_t s) { return {Opcode::kMbWait, s, 0, 0, 0, 0}; }
+  static Instruction wgmma(std::uint16_t m, std::uint16_t n, std::uint16_t k, std::uint32_t gid) {
+    return {Opcode::kWgmma, 0, 0, (std::uint32_t{m} << 16) | n, k, gid};
+  }
+  static Instruction wgmma_commit(std::uint32_t gid) { return {Opcode::kWgmmaCommit, 0, 0, 0, 0, gid}; }
+  static Instruction wgmma_wait(std::uint32_t n) { return {Opcode::kWgmmaWait, 0, 0, n, 0, 0}; }
+  static Instruction bar_arrive(std::uint32_t bid) { return {Opcode::kBarArrive, 0, 0, bid, 0, 0}; }
+  static Instruction bar_wait(std::uint32_t bid) { return {Opcode::kBarWait, 0, 0, bid, 0, 0}; }
+  static Instruction bubble(std::uint32_t cycles) { return {Opcode::kBubble, 0, 0, cycles, 0, 0}; }
+  static Instruction exit() { return {Opcode::kExit, 0, 0, 0, 0, 0}; }
+
+  std::uint32_t wgmma_m() const { return x >> 16; }
+  std::uint32_t wgmma_n() const { return x & 0xffffu; }
+  std::uint32_t wgmma_k() const { return y; }
+  std::uint32_t gid() const { return z; }
+
+  friend bool operator==(const Instruction&, const Instruction&) = default;
+};
+static_assert(sizeof(Instruction) == 16, "instructions are 16-byte PODs (DESIGN.md §4)");
+
+}  // namespace simfa

@@ -1,0 +1,60 @@
+// The plugin descriptor: what a plugin library exports, and the macro that exports it.
+//
+// A library exports exactly one symbol, the Boost.DLL alias `simfa_plugin_descriptor`, a function
+// returning a pointer to a PluginDescriptor. The host reads `abi_version` first and touches
+// nothing else of a library built for another ABI.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <boost/dll/alias.hpp>
+
+#include "simfa/component.h"
+#include "simfa/params.h"
+
+namespace simfa {
+
+/// Bumped on any change to an sdk type that crosses the plugin boundary.
+inline constexpr std::uint32_t kSdkAbiVersion = 1;
+
+struct ComponentInfo {
+  const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
+  const char* version;  ///< semantic version of the implementation
+  const char* doc;      ///< one line
+  void (*describe)(Schema& schema);
+  std::unique_ptr<Component> (*create)(const BuildContext& context);
+};
+
+struct PluginDescriptor {
+  std::uint32_t abi_version;  ///< must stay the first member
+  const char* library;        ///< human-readable library name
+  const ComponentInfo* components;
+  std::size_t component_count;
+};
+
+using PluginEntry = const PluginDescriptor*();
+
+/// ComponentInfo for a class with `static void describe(Schema&)` and a constructor taking
+/// `const BuildContext&`.
+template <typename T>
+constexpr ComponentInfo component_info(const char* name, const char* version, const char* doc) {
+  return ComponentInfo{name, version, doc, &T::describe,
+                       [](const BuildContext& c) -> std::unique_ptr<Component> {
+                         return std::make_unique<T>(c);
+                       }};
+}
+
+}  // namespace simfa
+
+/// Export a library's components: SIMFA_PLUGIN("simfa-core", info1, info2, ...).
+#define SIMFA_PLUGIN(LIBRARY_NAME, ...)                                                    \
+  namespace {                                                                              \
+  const ::simfa::ComponentInfo simfa_plugin_components_[] = {__VA_ARGS__};                \
+  const ::simfa::PluginDescriptor simfa_plugin_descriptor_value_{                          \
+      ::simfa::kSdkAbiVersion, LIBRARY_NAME, simfa_plugin_components_,                     \
+      sizeof(simfa_plugin_components_) / sizeof(simfa_plugin_components_[0])};            \
+  const ::simfa::PluginDescriptor* simfa_plugin_entry_() { return &simfa_plugin_descriptor_value_; } \
+  }                                                                                        \
+  BOOST_DLL_ALIAS(simfa_plugin_entry_, simfa_plugin_descriptor)

@@ -1,0 +1,54 @@
+// Workloads as streamed per-CTA programs. A ProgramSource builds one CTA's program when the
+// dispatcher places that CTA, so memory stays bounded however large the grid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simfa/component.h"
+#include "simfa/isa.h"
+#include "simfa/tensor_map.h"
+
+namespace simfa {
+
+struct WarpGroupProgram {
+  std::vector<Instruction> code;
+  std::uint32_t registers = 0;  ///< registers the WarpGroup holds (all 128 threads together)
+};
+
+struct CtaProgram {
+  std::uint64_t cta_id = 0;
+  std::int64_t smem_bytes = 0;
+  std::uint32_t stage_count = 0;          ///< ring-buffer slots (mbarrier pairs)
+  std::uint32_t consumers_per_stage = 1;  ///< RELEASE_STAGEs that free one slot
+  std::vector<std::uint32_t> barrier_participants;  ///< per named barrier id; missing ids: 2
+  std::vector<WarpGroupProgram> warpgroups;
+  std::vector<std::int32_t> coords;  ///< TMA_LOAD / TMA_STORE coordinates (Instruction::x)
+  std::vector<Addr> addresses;       ///< TMA_BULK addresses (Instruction::x)
+
+  void clear() {
+    cta_id = 0;
+    smem_bytes = 0;
+    stage_count = 0;
+    consumers_per_stage = 1;
+    barrier_participants.clear();
+    warpgroups.clear();
+    coords.clear();
+    addresses.clear();
+  }
+};
+
+/// A workload: implemented by frontends (kind "workload").
+class SIMFA_API ProgramSource : public Component {
+ public:
+  virtual const std::vector<TensorMap>& tensor_maps() const = 0;
+  virtual std::uint64_t cta_count() const = 0;
+  /// Fill `out` with CTA `index`'s program (0 <= index < cta_count()).
+  virtual void build(std::uint64_t index, CtaProgram& out) = 0;
+  /// The resolved workload parameters, for the stats file.
+  virtual std::vector<std::pair<std::string, std::string>> parameters() const = 0;
+};
+
+}  // namespace simfa

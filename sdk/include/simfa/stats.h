@@ -1,0 +1,105 @@
+// Statistics: counters, histograms and formulas with hierarchical names
+// ("sm[0].tensor_core.busy_cycles"). Components increment plain objects owned by the kernel's
+// registry; nothing on the hot path is virtual or allocates.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simfa/types.h"
+
+namespace simfa {
+
+class Counter {
+ public:
+  void add(std::uint64_t n = 1) { value_ += n; }
+  void set(std::uint64_t v) { value_ = v; }
+  std::uint64_t value() const { return value_; }
+
+ private:
+  std::uint64_t value_ = 0;
+};
+
+/// Fixed-width buckets [0, width), [width, 2 width), ...; larger samples count as overflow.
+class Histogram {
+ public:
+  Histogram(std::uint64_t bucket_width, std::size_t bucket_count)
+      : width_(bucket_width == 0 ? 1 : bucket_width), buckets_(bucket_count == 0 ? 1 : bucket_count) {}
+  void sample(std::uint64_t v, std::uint64_t times = 1) {
+    std::uint64_t i = v / width_;
+    if (i < buckets_.size()) buckets_[i] += times;
+    else overflow_ += times;
+    count_ += times;
+    sum_ += v * times;
+    max_ = std::max(max_, v);
+  }
+  std::uint64_t bucket_width() const { return width_; }
+  const std::vector<std::uint64_t>& buckets() const { return buckets_; }
+  std::uint64_t overflow() const { return overflow_; }
+  std::uint64_t count() const { return count_; }
+  std::uint64_t sum() const { return sum_; }
+  std::uint64_t max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+
+ private:
+  std::uint64_t width_;
+  std::vector<std::uint64_t> buckets_;
+  std::uint64_t overflow_ = 0, count_ = 0, sum_ = 0, max_ = 0;
+};
+
+/// A derived statistic: scale * sum(numerator) / sum(denominator); names are relative to the
+/// scope that declares the formula (e.g. hit_rate = hits / (hits + misses)). An empty
+/// denominator means 1; a zero denominator gives 0.
+struct Formula {
+  std::vector<std::string> numerator;
+  std::vector<std::string> denominator;
+  double scale = 1.0;
+};
+
+/// Implemented by the kernel. Returned references stay valid for the whole run.
+class SIMFA_API StatsRegistry {
+ public:
+  virtual Counter& counter(const std::string& path, std::string_view unit, std::string_view doc) = 0;
+  virtual Histogram& histogram(const std::string& path, std::string_view unit, std::string_view doc,
+                               std::uint64_t bucket_width, std::size_t bucket_count) = 0;
+  virtual void formula(const std::string& path, std::string_view unit, std::string_view doc,
+                       Formula formula) = 0;
+
+ protected:
+  ~StatsRegistry() = default;
+};
+
+/// A registry seen from one component: names are prefixed with the component's path.
+class StatsScope {
+ public:
+  StatsScope(StatsRegistry& registry, std::string prefix)
+      : registry_(&registry), prefix_(std::move(prefix)) {}
+
+  Counter& counter(std::string_view name, std::string_view unit, std::string_view doc) const {
+    return registry_->counter(full(name), unit, doc);
+  }
+  Histogram& histogram(std::string_view name, std::string_view unit, std::string_view doc,
+                       std::uint64_t bucket_width, std::size_t bucket_count) const {
+    return registry_->histogram(full(name), unit, doc, bucket_width, bucket_count);
+  }
+  void formula(std::string_view name, std::string_view unit, std::string_view doc, Formula f) const {
+    for (auto& n : f.numerator) n = full(n);
+    for (auto& d : f.denominator) d = full(d);
+    registry_->formula(full(name), unit, doc, std::move(f));
+  }
+  /// A nested scope: child("slice[3]") of "l2" names "l2.slice[3].*".
+  StatsScope child(std::string_view name) const { return StatsScope(*registry_, full(name)); }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  std::string full(std::string_view name) const {
+    return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name);
+  }
+  StatsRegistry* registry_;
+  std::string prefix_;
+};
+
+}  // namespace simfa
