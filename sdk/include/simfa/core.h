@@ -136,6 +136,8 @@ class SIMFA_API CtaDispatchPolicy : public Component {
 
 // ---- the SM ------------------------------------------------------------------------------------
 
+/// What the kernel hands an SM. In connect() the SM connects its engines to itself as their
+/// client, and its TMA engine to `memory`.
 struct SmWiring {
   WarpSchedulerPolicy& scheduler;
   TmaEngine& tma;
@@ -144,6 +146,7 @@ struct SmWiring {
   CtaHost& host;
   const std::vector<TensorMap>& tensor_maps;
   TimelineSink* timeline;  ///< null when this SM is not traced
+  MemoryPort& memory;
 };
 
 /// Kind "sm": one streaming multiprocessor.
