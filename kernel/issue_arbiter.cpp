@@ -1,0 +1,61 @@
+#include "kernel/issue_arbiter.h"
+
+namespace simfa::kernel {
+
+IssueArbiter::IssueArbiter(EventQueue& events, std::vector<SmCore*> sms, Stepping stepping)
+    : events_(events), sms_(std::move(sms)), stepping_(stepping) {}
+
+void IssueArbiter::request_issue(int sm, Cycle at) {
+  // A phase that has already passed this SM (or finished) cannot serve it in the same cycle:
+  // exactly what per-cycle stepping in SM order gives.
+  if (phase_cycle_ != kNever && at <= phase_cycle_ && (phase_done_ || sm <= phase_sm_))
+    at = phase_cycle_ + 1;
+  requests_.emplace(at, sm);
+  if (stepping_ == Stepping::kEvent) arm(at);
+}
+
+void IssueArbiter::arm(Cycle at) {
+  if (armed_at_ != kNever) {
+    if (armed_at_ <= at) return;
+    events_.cancel(armed_event_);
+  }
+  armed_at_ = at;
+  armed_event_ = events_.schedule(at, *this, 0, Priority::kIssue);
+}
+
+void IssueArbiter::on_event(Cycle now, std::uint64_t /*payload*/) {
+  armed_at_ = kNever;
+  ++phase_events_;
+  run_phase(now);
+  if (!requests_.empty()) arm(requests_.top().first);
+}
+
+void IssueArbiter::run_phase(Cycle now) {
+  phase_cycle_ = now;
+  phase_done_ = false;
+  while (!requests_.empty() && requests_.top().first <= now) {
+    auto [at, sm] = requests_.top();
+    requests_.pop();
+    if (sm <= phase_sm_) continue;  // a duplicate request of an SM already served
+    phase_sm_ = sm;
+    sms_[static_cast<std::size_t>(sm)]->step(now);
+  }
+  phase_sm_ = -1;
+  phase_done_ = true;
+}
+
+void IssueArbiter::step_all(Cycle now) {
+  phase_cycle_ = now;
+  phase_done_ = false;
+  for (std::size_t i = 0; i < sms_.size(); ++i) {
+    phase_sm_ = static_cast<int>(i);
+    sms_[i]->step(now);
+  }
+  phase_sm_ = -1;
+  phase_done_ = true;
+  while (!requests_.empty() && requests_.top().first <= now) requests_.pop();
+}
+
+Cycle IssueArbiter::next_request() { return requests_.empty() ? kNever : requests_.top().first; }
+
+}  // namespace simfa::kernel
