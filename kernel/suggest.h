@@ -1,0 +1,20 @@
+// "Did you mean ...?" for misspelled manifest keys, table names, plugin names and workload
+// frontends: the closest candidate by edit distance, when it is close enough to be a typo.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simfa::kernel {
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and transpositions
+/// of adjacent characters each cost 1 ("asoc" -> "assoc" is 1, "memroy" -> "memory" is 1).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word`, or "" when none is within a third of the word's length
+/// (at least 1). Ties go to the earlier candidate.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace simfa::kernel
