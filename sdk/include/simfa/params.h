@@ -179,7 +179,7 @@ class Params {
   /// Where a key was set (file:line:col), or the table itself when it took its default.
   SourceLocation where(std::string_view name) const {
     const Entry* e = find(name);
-    return e && e->where.line != 0 ? e->where : table_where_;
+    return e && !e->where.file.empty() ? e->where : table_where_;  // defaults have no file
   }
 
   /// Throw an InputError at `name`'s location, e.g. for a cross-field constraint.
