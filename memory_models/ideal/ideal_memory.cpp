@@ -1,0 +1,65 @@
+// memory.ideal: fixed latency, unlimited bandwidth.
+#include "ideal_memory.h"
+
+namespace simfa::memory_models {
+
+namespace {
+const char* const kReadsDoc = "read requests";
+const char* const kWritesDoc = "write requests";
+const char* const kReadBytesDoc = "bytes of read requests";
+const char* const kWriteBytesDoc = "bytes of write requests";
+}  // namespace
+
+void IdealMemory::describe(Schema& schema) {
+  // 400 cycles: the order of a Hopper DRAM round trip as SM clocks see it (global-memory latency
+  // is a few hundred cycles in Luo et al.'s H800 microbenchmarks, the paper's [12]); a round
+  // figure for an idealized backend, not a calibration.
+  schema.integer("latency")
+      .unit("cycles")
+      .def(400)
+      .range(1, 1e9)
+      .doc("cycles from send to response for every request (>= 1: responses arrive no earlier "
+           "than the next cycle)");
+  schema.stat("reads", StatKind::kCounter, "requests", kReadsDoc);
+  schema.stat("writes", StatKind::kCounter, "requests", kWritesDoc);
+  schema.stat("read_bytes", StatKind::kCounter, "bytes", kReadBytesDoc);
+  schema.stat("write_bytes", StatKind::kCounter, "bytes", kWriteBytesDoc);
+}
+
+IdealMemory::IdealMemory(const BuildContext& context)
+    : events_(context.events),
+      latency_(static_cast<Cycle>(context.params.integer("latency"))),
+      reads_(context.stats.counter("reads", "requests", kReadsDoc)),
+      writes_(context.stats.counter("writes", "requests", kWritesDoc)),
+      read_bytes_(context.stats.counter("read_bytes", "bytes", kReadBytesDoc)),
+      write_bytes_(context.stats.counter("write_bytes", "bytes", kWriteBytesDoc)) {}
+
+void IdealMemory::send(Cycle now, const MemRequest& request) {
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(request);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = request;
+  }
+  if (request.write) {
+    writes_.add();
+    write_bytes_.add(request.bytes);
+  } else {
+    reads_.add();
+    read_bytes_.add(request.bytes);
+  }
+  events_.schedule(now + latency_, *this, slot, Priority::kMemory);
+}
+
+void IdealMemory::on_event(Cycle now, std::uint64_t payload) {
+  const auto slot = static_cast<std::uint32_t>(payload);
+  // Copy out and free first: the client may send again from inside on_response.
+  const MemRequest request = slots_[slot];
+  free_slots_.push_back(slot);
+  request.client->on_response(now, request);
+}
+
+}  // namespace simfa::memory_models

@@ -1,0 +1,43 @@
+// A FIFO on a power-of-two ring buffer that grows by doubling and never shrinks, so steady-state
+// push/pop allocate nothing (std::deque allocates and frees a node every few hundred elements).
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace simfa::engines {
+
+template <typename T>
+class RingQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& front() { return items_[head_]; }
+  const T& front() const { return items_[head_]; }
+
+  void push(T value) {
+    if (size_ == items_.size()) grow();
+    items_[(head_ + size_) & (items_.size() - 1)] = std::move(value);
+    ++size_;
+  }
+  void pop() {
+    head_ = (head_ + 1) & (items_.size() - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> bigger(items_.empty() ? 16 : items_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i)
+      bigger[i] = std::move(items_[(head_ + i) & (items_.size() - 1)]);
+    items_ = std::move(bigger);
+    head_ = 0;
+  }
+
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace simfa::engines

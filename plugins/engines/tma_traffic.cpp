@@ -1,0 +1,214 @@
+// tma.traffic: TensorMap/bulk address generation, per-line deduplication, throttled issue of
+// line requests to the memory port, completion on the last response.
+#include "tma_traffic.h"
+
+#include <algorithm>
+#include <string>
+
+#include "simfa/error.h"
+
+namespace simfa::engines {
+
+namespace {
+// The 32-byte sector: the unit in which NVIDIA's L1/L2 move global data (CUDA C++ Best Practices
+// Guide, "Coalesced Access to Global Memory"). Without deduplication every row segment is
+// requested sector by sector, as an uncoalesced copy would be.
+constexpr std::uint32_t kSectorBytes = 32;
+
+const char* const kOpsDoc = "TMA operations issued";
+const char* const kLinesDoc =
+    "line requests sent (32-byte sector requests of every row when dedup = false)";
+const char* const kBytesDoc = "bytes delivered by TMA operations (box bytes, or bulk size)";
+const char* const kBusyDoc = "cycles with at least one TMA operation in flight";
+const char* const kSavedDoc = "line requests removed by per-op deduplication";
+}  // namespace
+
+void TmaTraffic::describe(Schema& schema) {
+  TmaSetup::describe(schema);
+  schema.size("line_bytes")
+      .def(128)
+      .range(kSectorBytes, 4096)
+      .doc("request granularity with dedup: the L2 line size (128 B on Hopper, NVIDIA H100 "
+           "whitepaper); a multiple of 32");
+  schema.boolean("dedup").def(true).doc(
+      "merge the requests of one op to distinct lines (the TMA unit's per-line deduplication, "
+      "DESIGN.md §3); false: one 32-byte-sector request per sector of every row, no merging");
+  schema.integer("requests_per_cycle")
+      .unit("requests/cycle")
+      .def(1)
+      .range(1, 64)
+      .doc("line requests generated per cycle; 1 models no TMAU-internal issue parallelism, "
+           "which the paper leaves unmodeled (section IV-C)");
+  // Hopper's per-SM TMA request tracking is undisclosed; the paper calibrates only the L2's MSHRs
+  // (256 per slice, section IV-C). 128 lines = 16 KiB in flight per SM, two 64x64 fp16 boxes.
+  schema.integer("max_outstanding")
+      .unit("requests")
+      .def(128)
+      .range(1, 1 << 20)
+      .doc("line requests in flight per SM before generation stalls (a calibration knob)");
+  schema.stat("ops", StatKind::kCounter, "ops", kOpsDoc);
+  schema.stat("lines", StatKind::kCounter, "requests", kLinesDoc);
+  schema.stat("bytes", StatKind::kCounter, "bytes", kBytesDoc);
+  schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
+  schema.stat("dedup_saved_lines", StatKind::kCounter, "requests", kSavedDoc);
+}
+
+TmaTraffic::TmaTraffic(const BuildContext& context)
+    : events_(context.events),
+      setup_(context.params),
+      dedup_(context.params.boolean("dedup")),
+      requests_per_cycle_(static_cast<std::uint32_t>(context.params.integer("requests_per_cycle"))),
+      max_outstanding_(static_cast<std::uint32_t>(context.params.integer("max_outstanding"))),
+      sm_(static_cast<std::uint16_t>(std::max(context.sm_index, 0))),
+      op_count_(context.stats.counter("ops", "ops", kOpsDoc)),
+      line_count_(context.stats.counter("lines", "requests", kLinesDoc)),
+      bytes_(context.stats.counter("bytes", "bytes", kBytesDoc)),
+      dedup_saved_(context.stats.counter("dedup_saved_lines", "requests", kSavedDoc)),
+      busy_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)) {
+  const std::int64_t line = context.params.size_bytes("line_bytes");
+  if (line % kSectorBytes != 0)
+    context.params.fail("line_bytes", "line_bytes = " + std::to_string(line) +
+                                          " is not a multiple of the 32-byte sector");
+  request_bytes_ = dedup_ ? static_cast<std::uint32_t>(line) : kSectorBytes;
+}
+
+void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
+  memory_ = &memory;
+  client_ = &client;
+}
+
+void TmaTraffic::issue(Cycle now, const TmaOp& op) {
+  if (op.op != Opcode::kTmaBulk && op.map == nullptr)
+    throw Error(std::string("internal: ") + opcode_name(op.op) + " issued without a TensorMap");
+  std::uint32_t slot;
+  if (free_ops_.empty()) {
+    slot = static_cast<std::uint32_t>(ops_.size());
+    ops_.emplace_back();
+  } else {
+    slot = free_ops_.back();
+    free_ops_.pop_back();
+  }
+  ops_[slot] = Op{op, now + setup_.latency(op.op)};
+  waiting_.push(slot);
+  op_count_.add();
+  bytes_.add(op.bytes);
+  busy_.begin(now);
+  arm(now);
+}
+
+void TmaTraffic::generate(const TmaOp& op) {
+  requests_.clear();
+  next_request_ = 0;
+  auto segment = [this](Addr addr, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    const Addr last = (addr + bytes - 1) / request_bytes_;
+    for (Addr unit = addr / request_bytes_; unit <= last; ++unit)
+      requests_.push_back(unit * request_bytes_);
+  };
+  if (op.op == Opcode::kTmaBulk)
+    segment(op.addr, op.bytes);
+  else
+    op.map->for_each_row(op.coords, segment);
+  if (dedup_) deduplicate();
+}
+
+void TmaTraffic::deduplicate() {
+  const std::size_t before = requests_.size();
+  if (std::is_sorted(requests_.begin(), requests_.end())) {
+    // Rows in increasing address order (the usual layout): duplicates are adjacent.
+    requests_.erase(std::unique(requests_.begin(), requests_.end()), requests_.end());
+  } else {
+    // Keep each line at its first position, so requests still leave in box order.
+    dedup_scratch_.clear();
+    for (std::size_t i = 0; i < requests_.size(); ++i)
+      dedup_scratch_.emplace_back(requests_[i], static_cast<std::uint32_t>(i));
+    std::sort(dedup_scratch_.begin(), dedup_scratch_.end());
+    dedup_scratch_.erase(std::unique(dedup_scratch_.begin(), dedup_scratch_.end(),
+                                     [](const auto& a, const auto& b) { return a.first == b.first; }),
+                         dedup_scratch_.end());
+    std::sort(dedup_scratch_.begin(), dedup_scratch_.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    requests_.clear();
+    for (const auto& entry : dedup_scratch_) requests_.push_back(entry.first);
+  }
+  dedup_saved_.add(before - requests_.size());
+}
+
+void TmaTraffic::on_event(Cycle now, std::uint64_t /*payload*/) {
+  step_pending_ = false;
+  if (budget_cycle_ != now) {
+    budget_cycle_ = now;
+    budget_used_ = 0;
+  }
+  while (budget_used_ < requests_per_cycle_ && outstanding_ < max_outstanding_) {
+    if (generating_ == kNoOp) {
+      if (waiting_.empty() || ops_[waiting_.front()].ready > now) break;
+      const std::uint32_t slot = waiting_.front();
+      waiting_.pop();
+      generate(ops_[slot].op);
+      ops_[slot].requests = static_cast<std::uint32_t>(requests_.size());
+      if (requests_.empty()) {  // box outside the tensor, or an empty bulk copy
+        complete(now, slot);
+        continue;
+      }
+      generating_ = slot;
+    }
+    Op& op = ops_[generating_];
+    const MemRequest request{requests_[next_request_++], request_bytes_, sm_,
+                             op.op.op == Opcode::kTmaStore, generating_, this};
+    if (next_request_ == requests_.size()) {
+      op.generated = true;
+      generating_ = kNoOp;
+    }
+    ++outstanding_;
+    ++budget_used_;
+    line_count_.add();
+    memory_->send(now, request);
+  }
+  arm(now);
+}
+
+void TmaTraffic::on_response(Cycle now, const MemRequest& request) {
+  --outstanding_;
+  const auto slot = static_cast<std::uint32_t>(request.token);
+  Op& op = ops_[slot];
+  ++op.returned;
+  if (op.generated && op.returned == op.requests) complete(now, slot);
+  arm(now);
+}
+
+void TmaTraffic::complete(Cycle now, std::uint32_t slot) {
+  const std::uint64_t token = ops_[slot].op.token;
+  const std::uint32_t bytes = ops_[slot].op.bytes;
+  free_ops_.push_back(slot);
+  busy_.end(now);
+  client_->on_tma_complete(now, token, bytes);
+}
+
+Cycle TmaTraffic::next_step(Cycle now) const {
+  if (outstanding_ >= max_outstanding_) return kNever;
+  Cycle at;
+  if (generating_ != kNoOp)
+    at = now;
+  else if (!waiting_.empty())
+    at = std::max(now, ops_[waiting_.front()].ready);
+  else
+    return kNever;
+  if (at == now && budget_cycle_ == now && budget_used_ >= requests_per_cycle_) ++at;
+  return at;
+}
+
+void TmaTraffic::arm(Cycle now) {
+  // A pending step is never later than needed: it waits either for the next cycle's budget or
+  // for the FIFO head's setup, and neither an issue (appends behind the head) nor a response
+  // (frees a request slot) makes anything possible earlier.
+  if (step_pending_) return;
+  const Cycle at = next_step(now);
+  if (at == kNever) return;
+  events_.schedule(at, *this, 0, Priority::kEngine);
+  step_pending_ = true;
+}
+
+void TmaTraffic::finish(Cycle end) { busy_.finish(end); }
+
+}  // namespace simfa::engines

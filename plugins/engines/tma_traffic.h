@@ -1,0 +1,90 @@
+// `tma.traffic`: the level-1 TMA engine (the paper's section IV-C). Each op pays its setup
+// latency, then its global lines (from the TensorMap box, clipped at the tensor edge, or the bulk
+// range) go to the memory system as real requests; the op completes when its last line returns.
+//
+// Ops generate requests one at a time in issue order (FIFO), at most `requests_per_cycle` per
+// cycle and `max_outstanding` in flight; the requests of consecutive ops overlap in flight. Setup
+// latencies of queued ops overlap each other (each op is ready `setup` cycles after its issue).
+// Nothing is scheduled while the engine waits: a response or an issue re-arms it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "simfa/component.h"
+#include "simfa/core.h"
+#include "simfa/memory.h"
+
+#include "busy_time.h"
+#include "ring_queue.h"
+#include "tma_setup.h"
+
+namespace simfa::engines {
+
+class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget {
+ public:
+  explicit TmaTraffic(const BuildContext& context);
+  static void describe(Schema& schema);
+
+  void connect(MemoryPort& memory, TmaClient& client) override;
+  void issue(Cycle now, const TmaOp& op) override;
+  void on_response(Cycle now, const MemRequest& request) override;
+  void finish(Cycle end) override;
+
+ private:
+  static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
+
+  struct Op {
+    TmaOp op;
+    Cycle ready = 0;              ///< setup done: may start generating requests
+    std::uint32_t requests = 0;   ///< known once generation starts
+    std::uint32_t returned = 0;
+    bool generated = false;       ///< every request sent
+  };
+
+  /// The request-generation step of one cycle (the only event this engine schedules).
+  void on_event(Cycle now, std::uint64_t payload) override;
+  /// Fill `requests_` with the op's request addresses, deduplicated when `dedup_`.
+  void generate(const TmaOp& op);
+  void deduplicate();
+  void complete(Cycle now, std::uint32_t slot);
+  /// The first cycle at which a step could send a request or start an op (kNever: none until a
+  /// response or an issue changes the state).
+  Cycle next_step(Cycle now) const;
+  void arm(Cycle now);
+
+  EventQueue& events_;
+  TmaSetup setup_;
+  std::uint32_t request_bytes_;  ///< line_bytes, or the sector size when dedup is off
+  bool dedup_;
+  std::uint32_t requests_per_cycle_;
+  std::uint32_t max_outstanding_;
+  std::uint16_t sm_;
+  MemoryPort* memory_ = nullptr;
+  TmaClient* client_ = nullptr;
+
+  // Ops live in a pool (the slot index is the memory token); `waiting_` holds the slots not yet
+  // generating, in issue order.
+  std::vector<Op> ops_;
+  std::vector<std::uint32_t> free_ops_;
+  RingQueue<std::uint32_t> waiting_;
+  std::uint32_t generating_ = kNoOp;
+  std::vector<Addr> requests_;  ///< request addresses of the generating op
+  std::size_t next_request_ = 0;
+  std::vector<std::pair<Addr, std::uint32_t>> dedup_scratch_;  ///< (address, first position)
+
+  std::uint32_t outstanding_ = 0;
+  Cycle budget_cycle_ = kNever;  ///< the cycle `budget_used_` counts requests of
+  std::uint32_t budget_used_ = 0;
+  bool step_pending_ = false;
+
+  Counter& op_count_;
+  Counter& line_count_;
+  Counter& bytes_;
+  Counter& dedup_saved_;
+  BusyTime busy_;
+};
+
+}  // namespace simfa::engines

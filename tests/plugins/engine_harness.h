@@ -1,0 +1,280 @@
+// A small harness for testing one plugin component alone (STYLE.md, Tests): a manual event queue
+// on std::priority_queue with the kernel's total order (cycle, priority, insertion sequence),
+// a stats registry, parameters resolved from the component's own schema, and recording fakes for
+// the ports and clients a component talks to.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <memory>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "simfa/component.h"
+#include "simfa/core.h"
+#include "simfa/event_queue.h"
+#include "simfa/memory.h"
+#include "simfa/params.h"
+#include "simfa/stats.h"
+
+namespace simfa::test {
+
+class TestEventQueue final : public EventQueue {
+ public:
+  Cycle now() const override { return now_; }
+
+  EventId schedule(Cycle when, EventTarget& target, std::uint64_t payload,
+                   Priority priority) override {
+    // An event must not land before the one being processed in the total order.
+    if (when < now_ || (running_ && when == now_ && priority < priority_))
+      throw std::logic_error("event scheduled into the past");
+    const std::uint64_t seq = next_seq_++;
+    heap_.push({when, priority, seq, &target, payload});
+    pending_.insert(seq);
+    return {seq};
+  }
+
+  bool cancel(EventId id) override { return pending_.erase(id.seq) > 0; }
+
+  /// Runs `fn(now)` as an event, e.g. an SM issue phase at Priority::kIssue.
+  void call(Cycle when, Priority priority, std::function<void(Cycle)> fn) {
+    calls_.push_back(std::make_unique<Call>(std::move(fn)));
+    schedule(when, *calls_.back(), 0, priority);
+  }
+
+  /// Fires events in order until none is left or the next one is after `until`.
+  void run(Cycle until = kNever) {
+    while (!heap_.empty() && heap_.top().when <= until) {
+      const Entry e = heap_.top();
+      heap_.pop();
+      if (pending_.erase(e.seq) == 0) continue;  // cancelled
+      now_ = e.when;
+      priority_ = e.priority;
+      running_ = true;
+      ++fired_;
+      e.target->on_event(e.when, e.payload);
+      running_ = false;
+    }
+  }
+
+  /// Events fired so far: a component that ticks while idle shows up here.
+  std::uint64_t fired() const { return fired_; }
+  bool empty() const { return pending_.empty(); }
+
+ private:
+  struct Entry {
+    Cycle when;
+    Priority priority;
+    std::uint64_t seq;
+    EventTarget* target;
+    std::uint64_t payload;
+    bool operator>(const Entry& o) const {
+      if (when != o.when) return when > o.when;
+      if (priority != o.priority) return priority > o.priority;
+      return seq > o.seq;
+    }
+  };
+  class Call final : public EventTarget {
+   public:
+    explicit Call(std::function<void(Cycle)> fn) : fn_(std::move(fn)) {}
+    void on_event(Cycle now, std::uint64_t) override { fn_(now); }
+
+   private:
+    std::function<void(Cycle)> fn_;
+  };
+
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+  std::set<std::uint64_t> pending_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t fired_ = 0;
+  Cycle now_ = 0;
+  Priority priority_ = Priority::kMemory;
+  bool running_ = false;
+};
+
+class TestStats final : public StatsRegistry {
+ public:
+  Counter& counter(const std::string& path, std::string_view, std::string_view) override {
+    return counters_[path];
+  }
+  Histogram& histogram(const std::string& path, std::string_view, std::string_view,
+                       std::uint64_t bucket_width, std::size_t bucket_count) override {
+    auto it = histograms_.find(path);
+    if (it == histograms_.end())
+      it = histograms_.emplace(path, std::make_unique<Histogram>(bucket_width, bucket_count)).first;
+    return *it->second;
+  }
+  void formula(const std::string& path, std::string_view, std::string_view, Formula f) override {
+    formulas_[path] = std::move(f);
+  }
+
+  std::uint64_t value(const std::string& path) const {
+    auto it = counters_.find(path);
+    if (it == counters_.end()) throw std::out_of_range("no counter " + path);
+    return it->second.value();
+  }
+  /// Every registered name, for comparing with the schema's declared statistics.
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    for (const auto& [path, c] : counters_) out.insert(path);
+    for (const auto& [path, h] : histograms_) out.insert(path);
+    for (const auto& [path, f] : formulas_) out.insert(path);
+    return out;
+  }
+
+ private:
+  std::map<std::string, Counter> counters_;
+  std::map<std::string, std::unique_ptr<Histogram>> histograms_;
+  std::map<std::string, Formula> formulas_;
+};
+
+using ParamOverrides = std::vector<std::pair<std::string, ParamValue>>;
+
+/// `T`'s parameters: the schema's defaults, with `overrides` applied. An override of an
+/// undeclared name, of the wrong type or outside the declared range throws.
+template <typename T>
+Params resolve_params(const ParamOverrides& overrides) {
+  Schema schema;
+  T::describe(schema);
+  std::vector<Params::Entry> entries;
+  for (const ParamSpec& spec : schema.params()) {
+    if (!spec.default_value) throw std::logic_error("no default for " + spec.name);
+    entries.push_back({spec.name, *spec.default_value, {}});
+  }
+  for (const auto& [name, value] : overrides) {
+    const ParamSpec* spec = schema.find(name);
+    if (!spec) throw std::logic_error("undeclared parameter " + name);
+    if (value.index() != spec->default_value->index())
+      throw std::logic_error("wrong type for " + name);
+    double v = 0;
+    if (const auto* i = std::get_if<std::int64_t>(&value)) v = static_cast<double>(*i);
+    if (const auto* d = std::get_if<double>(&value)) v = *d;
+    if ((spec->min && v < *spec->min) || (spec->max && v > *spec->max))
+      throw std::logic_error("out of range: " + name);
+    for (auto& e : entries)
+      if (e.name == name) e.value = value;
+  }
+  return Params("test", SourceLocation{"test.toml", 1, 1}, std::move(entries));
+}
+
+/// Builds components against one queue and one stats registry, as the kernel would.
+class Bench {
+ public:
+  TestEventQueue events;
+  TestStats stats;
+  GpuConfig gpu;
+
+  /// A `T` at stats prefix `prefix`, for SM `sm` (-1: GPU-wide).
+  template <typename T>
+  std::unique_ptr<T> make(const ParamOverrides& overrides = {}, int sm = 0,
+                          const std::string& prefix = "c") {
+    params_.push_back(resolve_params<T>(overrides));
+    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, 1, sm};
+    return std::make_unique<T>(context);
+  }
+
+ private:
+  std::deque<Params> params_;  // BuildContext::params must outlive the component
+};
+
+/// The statistics `T` declares, prefixed as Bench::make registers them.
+template <typename T>
+std::set<std::string> declared_stats(const std::string& prefix = "c") {
+  Schema schema;
+  T::describe(schema);
+  std::set<std::string> out;
+  for (const StatSpec& s : schema.stats()) out.insert(prefix + "." + s.name);
+  return out;
+}
+
+/// Every parameter documented, defaulted, and ranged when numeric (STYLE.md: one declaration).
+template <typename T>
+std::string schema_problems() {
+  Schema schema;
+  T::describe(schema);
+  std::string problems;
+  std::set<std::string> seen;
+  for (const ParamSpec& p : schema.params()) {
+    if (!seen.insert(p.name).second) problems += p.name + ": declared twice; ";
+    if (p.doc.empty()) problems += p.name + ": no doc; ";
+    if (!p.default_value) problems += p.name + ": no default; ";
+    const bool numeric = p.type == ParamType::kInt || p.type == ParamType::kFloat ||
+                         p.type == ParamType::kSize;
+    if (numeric && (!p.min || !p.max)) problems += p.name + ": no range; ";
+    if (numeric && p.unit.empty()) problems += p.name + ": no unit; ";
+  }
+  for (const StatSpec& s : schema.stats())
+    if (s.doc.empty() || s.unit.empty()) problems += s.name + ": stat without unit or doc; ";
+  return problems;
+}
+
+// ---- recording fakes ---------------------------------------------------------------------------
+
+/// A memory port answering every request `latency` cycles after it was sent, recording each one.
+class RecordingMemory final : public MemoryPort, private EventTarget {
+ public:
+  struct Sent {
+    Cycle at;
+    MemRequest request;
+  };
+
+  RecordingMemory(EventQueue& events, Cycle latency) : events_(events), latency_(latency) {}
+  void send(Cycle now, const MemRequest& request) override {
+    sent.push_back({now, request});
+    max_in_flight = std::max(max_in_flight, ++in_flight_);
+    events_.schedule(now + latency_, *this, sent.size() - 1, Priority::kMemory);
+  }
+
+  std::vector<Sent> sent;
+  std::uint32_t max_in_flight = 0;
+
+ private:
+  void on_event(Cycle now, std::uint64_t payload) override {
+    --in_flight_;
+    const MemRequest request = sent[payload].request;
+    request.client->on_response(now, request);
+  }
+
+  EventQueue& events_;
+  Cycle latency_;
+  std::uint32_t in_flight_ = 0;
+};
+
+class RecordingTmaClient final : public TmaClient {
+ public:
+  struct Done {
+    Cycle at;
+    std::uint64_t token;
+    std::uint32_t bytes;
+    friend bool operator==(const Done&, const Done&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const Done& d) {
+      return os << "{at " << d.at << ", token " << d.token << ", bytes " << d.bytes << "}";
+    }
+  };
+  void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override {
+    done.push_back({now, token, bytes});
+  }
+  std::vector<Done> done;
+};
+
+class RecordingTensorClient final : public TensorCoreClient {
+ public:
+  void on_wgmma_complete(Cycle now, std::uint64_t token) override {
+    completed.emplace_back(now, token);
+  }
+  void on_wgmma_slot_free(Cycle now) override { slot_free.push_back(now); }
+  std::vector<std::pair<Cycle, std::uint64_t>> completed;
+  std::vector<Cycle> slot_free;
+};
+
+}  // namespace simfa::test

@@ -1,0 +1,480 @@
+// The TMA engines (tma.fixed, tma.traffic) and the tensor-core engine (wgmma.half_n), each alone
+// against the harness's event queue and recording fakes. Every expected cycle is derived in the
+// comment next to it from the defaults: launch 40 + TensorMap setup 130 (TMA_BULK: 40 only).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine_harness.h"
+#include "simfa/error.h"
+#include "tma_fixed.h"
+#include "tma_traffic.h"
+#include "wgmma_half_n.h"
+
+namespace simfa::engines {
+namespace {
+
+using test::Bench;
+using test::ParamOverrides;
+using test::RecordingMemory;
+using test::RecordingTensorClient;
+using test::RecordingTmaClient;
+using Done = RecordingTmaClient::Done;
+
+constexpr Addr kBase = Addr{1} << 30;  // line-aligned
+
+// A 2-D fp16 tensor: `shape0` x `shape1` elements, rows `row_stride` bytes apart.
+TensorMap map2d(std::uint64_t shape0, std::uint64_t shape1, std::uint64_t row_stride,
+                std::uint32_t box0, std::uint32_t box1) {
+  TensorMap m;
+  m.name = "t";
+  m.base = kBase;
+  m.elem_bytes = 2;
+  m.rank = 2;
+  m.shape = {shape0, shape1};
+  m.stride = {2, row_stride};
+  m.box = {box0, box1};
+  return m;
+}
+
+TmaOp tensor_op(Opcode op, const TensorMap& m, std::int32_t x, std::int32_t y,
+                std::uint64_t token) {
+  TmaOp o;
+  o.op = op;
+  o.map = &m;
+  o.coords[0] = x;
+  o.coords[1] = y;
+  o.bytes = static_cast<std::uint32_t>(m.box_bytes());
+  o.token = token;
+  return o;
+}
+TmaOp load(const TensorMap& m, std::int32_t x, std::int32_t y, std::uint64_t token) {
+  return tensor_op(Opcode::kTmaLoad, m, x, y, token);
+}
+TmaOp bulk(Addr addr, std::uint32_t bytes, std::uint64_t token) {
+  TmaOp o;
+  o.op = Opcode::kTmaBulk;
+  o.addr = addr;
+  o.bytes = bytes;
+  o.token = token;
+  return o;
+}
+
+// ---- tma.fixed ---------------------------------------------------------------------------------
+
+struct FixedBench {
+  explicit FixedBench(const ParamOverrides& o = {}) : tma(bench.make<TmaFixed>(o)) {
+    tma->connect(memory, client);
+  }
+  Bench bench;
+  RecordingMemory memory{bench.events, 1};  // must stay unused: level 0 sends no traffic
+  RecordingTmaClient client;
+  std::unique_ptr<TmaFixed> tma;
+};
+
+TEST(TmaFixed, SetupThenInOrderBandwidthQueue) {
+  FixedBench f({{"bytes_per_cycle", 64.0}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);  // 8192-byte box: 128 cycles at 64 B/cycle
+  f.tma->issue(0, load(m, 0, 0, 1));   // ready 170, transfers [170, 298)
+  f.tma->issue(0, load(m, 64, 0, 2));  // ready 170, queue busy until 298: [298, 426)
+  f.tma->issue(0, bulk(kBase, 1024, 3));  // ready 40 (no TensorMap setup), waits: [426, 442)
+  f.bench.events.run();
+  EXPECT_EQ(f.client.done, (std::vector<Done>{{298, 1, 8192}, {426, 2, 8192}, {442, 3, 1024}}));
+  EXPECT_TRUE(f.memory.sent.empty());
+  EXPECT_EQ(f.bench.stats.value("c.ops"), 3u);
+  EXPECT_EQ(f.bench.stats.value("c.bytes"), 8192u * 2 + 1024);
+  EXPECT_EQ(f.bench.stats.value("c.busy_cycles"), 442u);  // one interval [0, 442)
+}
+
+TEST(TmaFixed, FractionalBandwidthAccumulatesAcrossOps) {
+  FixedBench f;  // default 3.35e12 / 132 / 1.83e9 = 13.8686 B/cycle: 100 B take 7.2105 cycles
+  f.tma->issue(0, bulk(kBase, 100, 1));  // [40, 47.21) -> completes at 48
+  f.tma->issue(0, bulk(kBase, 100, 2));  // [47.21, 54.42) -> 55 (not 48 + 8 = 56)
+  f.bench.events.call(200, Priority::kIssue,
+                      [&](Cycle now) { f.tma->issue(now, bulk(kBase, 100, 3)); });
+  // Third op: ready 240, queue idle: [240, 247.21) -> 248.
+  f.bench.events.run();
+  EXPECT_EQ(f.client.done, (std::vector<Done>{{48, 1, 100}, {55, 2, 100}, {248, 3, 100}}));
+  // Busy: [0, 55) and [200, 248).
+  EXPECT_EQ(f.bench.stats.value("c.busy_cycles"), 55u + 48u);
+}
+
+// ---- tma.traffic -------------------------------------------------------------------------------
+
+struct TrafficBench {
+  TrafficBench(Cycle latency, const ParamOverrides& o = {})
+      : memory(bench.events, latency), tma(bench.make<TmaTraffic>(o, 3)) {
+    tma->connect(memory, client);
+  }
+  Bench bench;
+  RecordingMemory memory;
+  RecordingTmaClient client;
+  std::unique_ptr<TmaTraffic> tma;
+  std::uint64_t stat(const char* name) const { return bench.stats.value(std::string("c.") + name); }
+};
+
+TEST(TmaTraffic, Box64x64IsSixtyFourLinesOnePerCycleAfterSetup) {
+  TrafficBench t(100);
+  // 64 x 64 fp16 box, rows 8192 B apart: 64 rows x 128 B = 64 distinct lines.
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 7));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  for (std::size_t i = 0; i < 64; ++i) {
+    SCOPED_TRACE(i);
+    const auto& s = t.memory.sent[i];
+    EXPECT_EQ(s.at, 170 + i);  // setup 40 + 130, then one request per cycle
+    EXPECT_EQ(s.request.addr, kBase + i * 8192);
+    EXPECT_EQ(s.request.bytes, 128u);
+    EXPECT_EQ(s.request.sm, 3u);
+    EXPECT_FALSE(s.request.write);
+    EXPECT_EQ(s.request.client, t.tma.get());
+  }
+  // Last line sent at 170 + 63 = 233, answered at 233 + L = 333 = setup + 63 + L.
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 7, 8192}}));
+  EXPECT_EQ(t.stat("ops"), 1u);
+  EXPECT_EQ(t.stat("lines"), 64u);
+  EXPECT_EQ(t.stat("bytes"), 8192u);
+  EXPECT_EQ(t.stat("busy_cycles"), 333u);
+  EXPECT_EQ(t.stat("dedup_saved_lines"), 0u);
+  // One generation step per request and one response each: nothing ticks during the setup or
+  // while waiting for responses.
+  EXPECT_EQ(t.bench.events.fired(), 128u);
+}
+
+TEST(TmaTraffic, MaxOutstandingThrottlesGeneration) {
+  TrafficBench t(20, {{"max_outstanding", std::int64_t{4}}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  // Four requests leave at 170..173; each response (20 cycles later, memory priority) frees a
+  // slot that the same cycle's step refills: request i leaves at 170 + 20 (i / 4) + i % 4.
+  for (std::size_t i = 0; i < 64; ++i) EXPECT_EQ(t.memory.sent[i].at, 170 + 20 * (i / 4) + i % 4) << i;
+  EXPECT_EQ(t.memory.max_in_flight, 4u);
+  // Last request at 170 + 20 * 15 + 3 = 473, answered at 493.
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{493, 1, 8192}}));
+}
+
+TEST(TmaTraffic, ConsecutiveOpsOverlapInFlightButGenerateInOrder) {
+  TrafficBench t(100);
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.tma->issue(0, load(m, 64, 0, 2));  // also ready at 170, but waits for op 1's generation
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 128u);
+  // Op 2 sends at 234..297 while op 1's responses (270..333) are still out.
+  for (std::size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(t.memory.sent[64 + i].at, 234 + i);
+    EXPECT_EQ(t.memory.sent[64 + i].request.addr, kBase + 128 + i * 8192);
+  }
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 1, 8192}, {397, 2, 8192}}));
+}
+
+TEST(TmaTraffic, RequestsPerCycle) {
+  TrafficBench t(100, {{"requests_per_cycle", std::int64_t{2}}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  for (std::size_t i = 0; i < 64; ++i) EXPECT_EQ(t.memory.sent[i].at, 170 + i / 2) << i;
+  // Last pair at 170 + 31 = 201, answered at 301.
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{301, 1, 8192}}));
+}
+
+TEST(TmaTraffic, MaxOutstandingBindsWithinACycleToo) {
+  TrafficBench t(20, {{"requests_per_cycle", std::int64_t{2}},
+                      {"max_outstanding", std::int64_t{3}}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  // 170: two requests; 171: one (budget left, but three in flight). At 190 two responses free
+  // two slots: two requests; at 191 one. Request i leaves at 170 + 20 (i / 3) + (i % 3 == 2).
+  for (std::size_t i = 0; i < 64; ++i)
+    EXPECT_EQ(t.memory.sent[i].at, 170 + 20 * (i / 3) + (i % 3 == 2 ? 1 : 0)) << i;
+  EXPECT_EQ(t.memory.max_in_flight, 3u);
+  // Request 63 leaves at 170 + 20 * 21 = 590, answered at 610.
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{610, 1, 8192}}));
+}
+
+TEST(TmaTraffic, DedupMergesRowsSharingALine) {
+  // 32 x 64 fp16 box of a dense 32-wide tensor: rows are 64 B and contiguous, so rows 2j and
+  // 2j + 1 share line j: 64 rows, 32 distinct lines.
+  const TensorMap m = map2d(32, 4096, 64, 32, 64);
+  TrafficBench t(50);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 32u);
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(t.memory.sent[i].request.addr, kBase + i * 128);
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{170 + 31 + 50, 1, 4096}}));
+  EXPECT_EQ(t.stat("dedup_saved_lines"), 32u);
+
+  // Without dedup: every row's two 32-byte sectors, 128 requests, nothing merged.
+  TrafficBench raw(50, {{"dedup", false}});
+  raw.tma->issue(0, load(m, 0, 0, 1));
+  raw.bench.events.run();
+  ASSERT_EQ(raw.memory.sent.size(), 128u);
+  for (std::size_t i = 0; i < 128; ++i) {
+    EXPECT_EQ(raw.memory.sent[i].request.addr, kBase + i * 32);
+    EXPECT_EQ(raw.memory.sent[i].request.bytes, 32u);
+  }
+  EXPECT_EQ(raw.client.done, (std::vector<Done>{{170 + 127 + 50, 1, 4096}}));
+  EXPECT_EQ(raw.stat("dedup_saved_lines"), 0u);
+  EXPECT_EQ(raw.stat("lines"), 128u);
+}
+
+TEST(TmaTraffic, DedupKeepsFirstOccurrenceOrderWhenRowsAreNotSorted) {
+  // Rank 3, dim 1 strided 1024 B, dim 2 only 64 B: rows visit 0, 1024, 2048, 3072, then 64,
+  // 1088, 2112, 3136, which fall in the same four lines again.
+  TensorMap m;
+  m.base = kBase;
+  m.elem_bytes = 2;
+  m.rank = 3;
+  m.shape = {32, 4, 2};
+  m.stride = {2, 1024, 64};
+  m.box = {32, 4, 2};
+  TrafficBench t(10);
+  TmaOp op = load(m, 0, 0, 1);
+  t.tma->issue(0, op);
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(t.memory.sent[i].request.addr, kBase + i * 1024);
+  EXPECT_EQ(t.stat("dedup_saved_lines"), 4u);
+}
+
+TEST(TmaTraffic, ClipsAtTheTensorEdge) {
+  // 100 x 70 tensor; the box at (64, 40) keeps columns 64..99 (72 B at +128) of rows 40..69.
+  const TensorMap m = map2d(100, 70, 8192, 64, 64);
+  TrafficBench t(100);
+  t.tma->issue(0, load(m, 64, 40, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 30u);
+  for (std::size_t i = 0; i < 30; ++i)
+    EXPECT_EQ(t.memory.sent[i].request.addr, kBase + 128 + (40 + i) * 8192);
+  // 30 lines: 170 + 29 + 100. The mbarrier still gets the whole box (zero-filled bytes count).
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{299, 1, 8192}}));
+
+  // Negative origin (-32, -10): columns 0..31 (64 B) of rows 0..53.
+  TrafficBench neg(100);
+  neg.tma->issue(0, load(m, -32, -10, 2));
+  neg.bench.events.run();
+  ASSERT_EQ(neg.memory.sent.size(), 54u);
+  EXPECT_EQ(neg.memory.sent.front().request.addr, kBase);
+  EXPECT_EQ(neg.memory.sent.back().request.addr, kBase + 53 * 8192);
+}
+
+TEST(TmaTraffic, BoxEntirelyOutsideCompletesAfterSetupWithoutTraffic) {
+  const TensorMap m = map2d(100, 70, 8192, 64, 64);
+  TrafficBench t(100);
+  t.tma->issue(0, load(m, 128, 0, 1));
+  t.tma->issue(0, load(m, 0, 0, 2));  // behind it in the FIFO, starts the same cycle
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  EXPECT_EQ(t.memory.sent.front().at, 170u);
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{170, 1, 8192}, {333, 2, 8192}}));
+}
+
+TEST(TmaTraffic, BulkSkipsTheTensorMapSetup) {
+  TrafficBench t(100);
+  // [base + 64, base + 1088): lines 0..8 of the base, 9 requests.
+  t.tma->issue(0, bulk(kBase + 64, 1024, 1));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 9u);
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(t.memory.sent[i].at, 40 + i);  // launch latency only
+    EXPECT_EQ(t.memory.sent[i].request.addr, kBase + i * 128);
+  }
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{40 + 8 + 100, 1, 1024}}));
+}
+
+TEST(TmaTraffic, StoreEmitsWrites) {
+  TrafficBench t(100);
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 0, 0, 5));
+  t.bench.events.run();
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  for (const auto& s : t.memory.sent) EXPECT_TRUE(s.request.write);
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 5, 8192}}));  // same path as a load
+}
+
+TEST(TmaTraffic, BusyCyclesAreTheUnionOfOpIntervals) {
+  TrafficBench t(100);
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));  // in flight [0, 333)
+  t.bench.events.call(1000, Priority::kIssue,
+                      [&](Cycle now) { t.tma->issue(now, load(m, 0, 64, 2)); });  // [1000, 1333)
+  t.bench.events.run();
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 1, 8192}, {1333, 2, 8192}}));
+  EXPECT_EQ(t.stat("busy_cycles"), 666u);
+  EXPECT_EQ(t.stat("ops"), 2u);
+  EXPECT_EQ(t.stat("bytes"), 16384u);
+}
+
+TEST(TmaTraffic, LineBytesMustBeAMultipleOfTheSector) {
+  Bench bench;
+  EXPECT_THROW(bench.make<TmaTraffic>({{"line_bytes", std::int64_t{100}}}), InputError);
+}
+
+// ---- wgmma.half_n ------------------------------------------------------------------------------
+
+TEST(WgmmaLaw, HalfNScaledByTilesAndKeff) {
+  for (std::uint32_t n = 8; n <= 256; n += 8)
+    EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kHalfN, 1.0, 64, n, 16), n / 2) << n;
+  // M = 128, K = 32: two m64 tiles x two k16 steps of N/2 = 64 -> 256.
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kHalfN, 1.0, 128, 128, 32), 256u);
+  // H20's k_eff (paper VI-C): 5.176 x 64 = 331.26 -> 331.
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kHalfN, 5.176, 64, 128, 16), 331u);
+  // 0.1 x 4 = 0.4 rounds to 0: at least one cycle.
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kHalfN, 0.1, 64, 8, 16), 1u);
+}
+
+TEST(WgmmaLaw, TableModelMeasuredPointsAndInterpolation) {
+  const std::pair<std::uint32_t, Cycle> measured[] = {{8, 18},  {16, 20},  {32, 24},
+                                                      {64, 32}, {128, 64}, {256, 128}};
+  for (auto [n, cycles] : measured)
+    EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kTable, 1.0, 64, n, 16), cycles) << n;
+  // Linear between neighbours: 24 -> (20 + 24) / 2 = 22; 96 -> (32 + 64) / 2 = 48.
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kTable, 1.0, 64, 24, 16), 22u);
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kTable, 1.0, 64, 96, 16), 48u);
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kTable, 1.0, 64, 200, 16), 100u);
+  // Outside [8, 256] the end segments extend: N = 4 -> 18 - 4 x 2/8 = 17.
+  EXPECT_EQ(wgmma_cycles(WgmmaLatencyModel::kTable, 1.0, 64, 4, 16), 17u);
+}
+
+struct WgmmaBench {
+  explicit WgmmaBench(const ParamOverrides& o = {}) : engine(bench.make<WgmmaHalfN>(o)) {
+    engine->connect(client);
+  }
+  // Issue `op` in the SM issue phase of cycle `at` (after that cycle's completions).
+  void issue_at(Cycle at, std::uint32_t n, std::uint64_t token) {
+    bench.events.call(at, Priority::kIssue, [this, n, token](Cycle now) {
+      ASSERT_TRUE(engine->can_accept(now)) << "at " << now;
+      engine->issue(now, WgmmaOp{64, n, 16, token});
+    });
+  }
+  void refused_at(Cycle at) {
+    bench.events.call(at, Priority::kIssue,
+                      [this](Cycle now) { EXPECT_FALSE(engine->can_accept(now)) << "at " << now; });
+  }
+  Bench bench;
+  RecordingTensorClient client;
+  std::unique_ptr<WgmmaHalfN> engine;
+};
+
+using Completions = std::vector<std::pair<Cycle, std::uint64_t>>;
+
+TEST(WgmmaHalfN, InOrderPipeline) {
+  WgmmaBench w;
+  w.issue_at(0, 256, 1);  // [0, 128)
+  w.issue_at(1, 8, 2);    // short, but behind: [128, 132)
+  w.issue_at(2, 64, 3);   // [132, 164)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{128, 1}, {132, 2}, {164, 3}}));
+  EXPECT_TRUE(w.client.slot_free.empty());  // never refused
+  EXPECT_EQ(w.bench.stats.value("c.wgmma_issued"), 3u);
+  EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 164u);
+  EXPECT_EQ(w.bench.stats.value("c.flops"), 2u * 64 * 16 * (256 + 8 + 64));
+}
+
+TEST(WgmmaHalfN, FullBufferRefusesThenCallsSlotFreeWhenTheOldestCompletes) {
+  WgmmaBench w({{"buffer_depth", std::int64_t{2}}});
+  w.issue_at(0, 256, 1);  // [0, 128)
+  w.issue_at(1, 256, 2);  // [128, 256)
+  w.refused_at(2);        // two in the buffer
+  w.refused_at(50);
+  // Completion of 1 at 128 (memory priority) frees a slot before the issue phase of 128.
+  w.issue_at(128, 64, 3);  // [256, 288)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{128, 1}, {256, 2}, {288, 3}}));
+  EXPECT_EQ(w.client.slot_free, (std::vector<Cycle>{128}));  // once, however many refusals
+}
+
+TEST(WgmmaHalfN, CompletionLatencyHoldsTheBufferNotThePipeline) {
+  WgmmaBench w({{"completion_latency", std::int64_t{10}}, {"buffer_depth", std::int64_t{2}}});
+  w.issue_at(0, 64, 1);  // pipeline [0, 32), completes 42
+  w.issue_at(1, 64, 2);  // pipeline [32, 64), completes 74
+  w.refused_at(40);      // both still buffered
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{42, 1}, {74, 2}}));
+  EXPECT_EQ(w.client.slot_free, (std::vector<Cycle>{42}));
+  EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 64u);
+}
+
+TEST(WgmmaHalfN, IssueIntervalRefusesUntilItElapses) {
+  WgmmaBench w({{"issue_interval", std::int64_t{4}}});
+  w.issue_at(0, 64, 1);
+  w.refused_at(1);
+  w.issue_at(4, 64, 2);  // slot_free at 4 lets the SM retry in that issue phase
+  w.refused_at(5);
+  w.bench.events.run();
+  EXPECT_EQ(w.client.slot_free, (std::vector<Cycle>{4, 8}));
+  EXPECT_EQ(w.client.completed, (Completions{{32, 1}, {64, 2}}));
+}
+
+TEST(WgmmaHalfN, SlotFreeWaitsForBothBufferAndInterval) {
+  WgmmaBench w({{"issue_interval", std::int64_t{100}}, {"buffer_depth", std::int64_t{1}}});
+  w.issue_at(0, 64, 1);  // completes at 32, but the next issue is allowed from 100
+  w.refused_at(1);
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{32, 1}}));
+  EXPECT_EQ(w.client.slot_free, (std::vector<Cycle>{100}));
+}
+
+TEST(WgmmaHalfN, TableModelAndKeffThroughTheEngine) {
+  WgmmaBench w({{"latency_model", std::string("table")}, {"k_eff", 2.0}});
+  w.issue_at(0, 16, 1);  // 2 x 20 = 40
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{40, 1}}));
+}
+
+TEST(WgmmaHalfN, IssueWhileRefusedIsAnInternalError) {
+  WgmmaBench w({{"buffer_depth", std::int64_t{1}}});
+  w.engine->issue(0, WgmmaOp{64, 64, 16, 1});
+  EXPECT_THROW(w.engine->issue(0, WgmmaOp{64, 64, 16, 2}), Error);
+}
+
+TEST(WgmmaHalfN, FinishClipsOccupancyBeyondTheEnd) {
+  WgmmaBench w;
+  w.engine->issue(0, WgmmaOp{64, 256, 16, 1});  // occupies [0, 128)
+  w.engine->finish(50);                         // a watchdog stop at 50
+  EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 50u);
+}
+
+// ---- schemas -----------------------------------------------------------------------------------
+
+TEST(EngineSchemas, DeclaredOnceAndStatsMatchWhatIsRegistered) {
+  EXPECT_EQ(test::schema_problems<TmaFixed>(), "");
+  EXPECT_EQ(test::schema_problems<TmaTraffic>(), "");
+  EXPECT_EQ(test::schema_problems<WgmmaHalfN>(), "");
+  {
+    Bench b;
+    auto c = b.make<TmaFixed>();
+    EXPECT_EQ(b.stats.names(), test::declared_stats<TmaFixed>());
+  }
+  {
+    Bench b;
+    auto c = b.make<TmaTraffic>();
+    EXPECT_EQ(b.stats.names(), test::declared_stats<TmaTraffic>());
+  }
+  {
+    Bench b;
+    auto c = b.make<WgmmaHalfN>();
+    EXPECT_EQ(b.stats.names(), test::declared_stats<WgmmaHalfN>());
+  }
+}
+
+TEST(EngineSchemas, PaperDefaults) {
+  Schema s;
+  TmaTraffic::describe(s);
+  EXPECT_EQ(std::get<std::int64_t>(*s.find("launch_latency")->default_value), 40);
+  EXPECT_EQ(std::get<std::int64_t>(*s.find("tensormap_setup_latency")->default_value), 130);
+  EXPECT_EQ(std::get<std::int64_t>(*s.find("line_bytes")->default_value), 128);
+  Schema w;
+  WgmmaHalfN::describe(w);
+  EXPECT_EQ(std::get<std::string>(*w.find("latency_model")->default_value), "half_n");
+  EXPECT_EQ(std::get<double>(*w.find("k_eff")->default_value), 1.0);
+}
+
+}  // namespace
+}  // namespace simfa::engines

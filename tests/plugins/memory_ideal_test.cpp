@@ -1,0 +1,105 @@
+// memory.ideal alone: every response exactly `latency` cycles after its send, same-cycle
+// responses in send order, requests echoed untouched, counts by direction.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine_harness.h"
+#include "ideal_memory.h"
+
+namespace simfa::memory_models {
+namespace {
+
+using test::Bench;
+
+// Records responses; optionally sends a follow-up from inside on_response.
+class Client final : public MemClient {
+ public:
+  struct Response {
+    Cycle at;
+    MemRequest request;
+  };
+  void on_response(Cycle now, const MemRequest& request) override {
+    responses.push_back({now, request});
+    if (chain > 0) {
+      --chain;
+      MemRequest next = request;
+      next.token = request.token + 1;
+      port->send(now, next);
+    }
+  }
+  std::vector<Response> responses;
+  MemoryPort* port = nullptr;
+  int chain = 0;
+};
+
+MemRequest read(Addr addr, std::uint64_t token, MemClient& client) {
+  return MemRequest{addr, 128, 5, false, token, &client};
+}
+
+TEST(IdealMemory, DefaultLatencyAndSendOrderWithinACycle) {
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({}, -1);
+  Client client;
+  memory->send(0, read(0x1000, 1, client));
+  memory->send(0, MemRequest{0x2000, 128, 7, true, 2, &client});
+  bench.events.call(5, Priority::kEngine,
+                    [&](Cycle now) { memory->send(now, read(0x3000, 3, client)); });
+  bench.events.run();
+  ASSERT_EQ(client.responses.size(), 3u);
+  // Default latency 400: 0 + 400 twice (in send order), then 5 + 400.
+  EXPECT_EQ(client.responses[0].at, 400u);
+  EXPECT_EQ(client.responses[0].request.token, 1u);
+  EXPECT_EQ(client.responses[1].at, 400u);
+  EXPECT_EQ(client.responses[1].request.token, 2u);
+  EXPECT_EQ(client.responses[2].at, 405u);
+  // The request comes back untouched.
+  const MemRequest& w = client.responses[1].request;
+  EXPECT_EQ(w.addr, 0x2000u);
+  EXPECT_EQ(w.bytes, 128u);
+  EXPECT_EQ(w.sm, 7u);
+  EXPECT_TRUE(w.write);
+  EXPECT_EQ(w.client, &client);
+}
+
+TEST(IdealMemory, CountsReadsAndWritesWithBytes) {
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{3}}}, -1);
+  Client client;
+  memory->send(0, read(0, 1, client));
+  memory->send(0, MemRequest{128, 32, 0, false, 2, &client});
+  memory->send(1, MemRequest{256, 128, 0, true, 3, &client});
+  bench.events.run();
+  EXPECT_EQ(bench.stats.value("c.reads"), 2u);
+  EXPECT_EQ(bench.stats.value("c.read_bytes"), 160u);
+  EXPECT_EQ(bench.stats.value("c.writes"), 1u);
+  EXPECT_EQ(bench.stats.value("c.write_bytes"), 128u);
+}
+
+TEST(IdealMemory, ClientMaySendFromInsideItsResponse) {
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{1}}}, -1);
+  Client client;
+  client.port = memory.get();
+  client.chain = 999;  // 1000 round trips through one reused slot
+  memory->send(0, read(0x40, 0, client));
+  bench.events.run();
+  ASSERT_EQ(client.responses.size(), 1000u);
+  for (std::size_t i = 0; i < client.responses.size(); ++i) {
+    EXPECT_EQ(client.responses[i].at, i + 1);  // latency 1: the cycle after each send
+    EXPECT_EQ(client.responses[i].request.token, i);
+  }
+}
+
+TEST(IdealMemory, Schema) {
+  EXPECT_EQ(test::schema_problems<IdealMemory>(), "");
+  Schema schema;
+  IdealMemory::describe(schema);
+  EXPECT_EQ(schema.find("latency")->min, 1.0);
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({}, -1);
+  EXPECT_EQ(bench.stats.names(), test::declared_stats<IdealMemory>());
+}
+
+}  // namespace
+}  // namespace simfa::memory_models
