@@ -1,0 +1,540 @@
+// sm.warpgroup: CTA admission, the issue unit, and the SM side of the TMA / WGMMA / barrier
+// protocols. Timing semantics: docs/core-model.md (each rule there is implemented here once).
+#include "sm_warpgroup.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+
+#include "simfa/error.h"
+
+namespace simfa::sm_warpgroup {
+
+namespace {
+
+constexpr const char* kWaitStat[] = {"stall.mb_wait", "stall.acquire_stage", "stall.wgmma_wait",
+                                     "stall.barrier", "stall.tensor_core_full"};
+constexpr const char* kWaitStatDoc[] = {
+    "WarpGroup-cycles blocked in MB_WAIT (stage data not landed)",
+    "WarpGroup-cycles blocked in ACQUIRE_STAGE (ring slot not released)",
+    "WarpGroup-cycles blocked in WGMMA_WAIT (too many unfinished groups)",
+    "WarpGroup-cycles blocked in BAR_WAIT (named barrier incomplete)",
+    "WarpGroup-cycles blocked on a WGMMA the full tensor-core buffer refused"};
+constexpr const char* kWaitSpan[] = {"wait:mb", "wait:stage", "wait:wgmma", "wait:barrier",
+                                     "wait:tensor_core"};
+
+const char* const kIssuedDoc = "instructions issued";
+const char* const kBubbleDoc = "WarpGroup-cycles charged by BUBBLE instructions";
+const char* const kCtasDoc = "CTAs retired on this SM";
+const char* const kActiveDoc = "cycles with at least one resident CTA";
+const char* const kIdleDoc = "cycles with a resident CTA in which nothing issued";
+
+// "issued.tma_load" for TMA_LOAD.
+std::string issued_stat(Opcode op) {
+  std::string name = opcode_name(op);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return "issued." + name;
+}
+
+std::string issued_doc(Opcode op) {
+  return std::string(opcode_name(op)) + " instructions issued";
+}
+
+// TMA token: the stage and the CTA slot, with the CTA's admission serial so a completion that
+// outlives its CTA (a store nobody waited for) is recognised and dropped.
+//   bits 0-7 stage | bit 8 completes on the stage's mbarrier | bits 16-31 CTA slot |
+//   bits 32-63 CTA serial (low 32 bits)
+constexpr std::uint64_t kTmaMbarrier = 1u << 8;
+std::uint64_t tma_token(std::uint32_t stage, bool mbarrier, std::uint32_t cta_slot,
+                        std::uint64_t serial) {
+  return stage | (mbarrier ? kTmaMbarrier : 0) | (std::uint64_t{cta_slot} << 16) | (serial << 32);
+}
+
+// WGMMA token: the WarpGroup slot, the low bits of the WarpGroup's age (to drop completions for
+// a WarpGroup that left the slot) and its group's number.
+//   bits 0-31 group | bits 32-47 age (low 16 bits) | bits 48-63 WarpGroup slot
+std::uint64_t wgmma_token(std::uint32_t slot, std::uint64_t age, std::uint32_t group) {
+  return group | ((age & 0xffff) << 32) | (std::uint64_t{slot} << 48);
+}
+
+std::int64_t registers_of(const CtaProgram& program) {
+  std::int64_t regs = 0;
+  for (const WarpGroupProgram& w : program.warpgroups) regs += w.registers;
+  return regs;
+}
+
+// The runnable mask is 64 bits wide; Hopper holds 64 warps = 16 WarpGroups per SM.
+constexpr int kMaxWarpGroupSlots = 64;
+// CTA slots are 16 bits in TMA tokens.
+constexpr int kMaxCtaSlots = 65535;
+
+int checked_limit(int value, int max, const char* key) {
+  if (value < 1 || value > max)
+    throw InputError("[gpu] " + std::string(key) + " = " + std::to_string(value) +
+                     ": sm.warpgroup supports 1 to " + std::to_string(max));
+  return value;
+}
+
+}  // namespace
+
+void WarpGroupSm::describe(Schema& schema) {
+  schema.stat("issued_instructions", StatKind::kCounter, "instructions", kIssuedDoc);
+  for (int op = 0; op < kOpcodeCount; ++op)
+    schema.stat(issued_stat(static_cast<Opcode>(op)), StatKind::kCounter, "instructions",
+                issued_doc(static_cast<Opcode>(op)));
+  for (int w = 0; w < kWaitCount; ++w)
+    schema.stat(kWaitStat[w], StatKind::kCounter, "cycles", kWaitStatDoc[w]);
+  schema.stat("bubble_cycles", StatKind::kCounter, "cycles", kBubbleDoc);
+  schema.stat("ctas_completed", StatKind::kCounter, "CTAs", kCtasDoc);
+  schema.stat("active_cycles", StatKind::kCounter, "cycles", kActiveDoc);
+  schema.stat("issue_idle_cycles", StatKind::kCounter, "cycles", kIdleDoc);
+  schema.stat("issue_utilization", StatKind::kFormula, "instructions/cycle",
+              "issued_instructions / active_cycles");
+}
+
+WarpGroupSm::WarpGroupSm(const BuildContext& context)
+    : sm_(context.sm_index),
+      max_ctas_(checked_limit(context.gpu.max_ctas_per_sm, kMaxCtaSlots, "max_ctas_per_sm")),
+      max_warpgroups_(static_cast<std::uint32_t>(checked_limit(
+          context.gpu.max_warpgroups_per_sm, kMaxWarpGroupSlots, "max_warpgroups_per_sm"))),
+      smem_per_sm_(context.gpu.smem_per_sm_bytes),
+      regs_per_sm_(context.gpu.regs_per_sm),
+      ctas_(static_cast<std::size_t>(max_ctas_)),
+      warpgroups_(max_warpgroups_),
+      issued_(context.stats.counter("issued_instructions", "instructions", kIssuedDoc)),
+      bubble_cycles_(context.stats.counter("bubble_cycles", "cycles", kBubbleDoc)),
+      ctas_completed_(context.stats.counter("ctas_completed", "CTAs", kCtasDoc)),
+      active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
+      issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)) {
+  for (int op = 0; op < kOpcodeCount; ++op)
+    issued_by_op_[op] = &context.stats.counter(issued_stat(static_cast<Opcode>(op)), "instructions",
+                                               issued_doc(static_cast<Opcode>(op)));
+  for (int w = 0; w < kWaitCount; ++w)
+    stall_[w] = &context.stats.counter(kWaitStat[w], "cycles", kWaitStatDoc[w]);
+  context.stats.formula("issue_utilization", "instructions/cycle",
+                        "issued_instructions / active_cycles",
+                        Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
+  candidates_.reserve(max_warpgroups_);
+}
+
+void WarpGroupSm::connect(const SmWiring& wiring) {
+  scheduler_ = &wiring.scheduler;
+  tma_ = &wiring.tma;
+  tensor_core_ = &wiring.tensor_core;
+  clock_ = &wiring.clock;
+  host_ = &wiring.host;
+  tensor_maps_ = &wiring.tensor_maps;
+  timeline_ = wiring.timeline;
+  wiring.tma.connect(wiring.memory, *this);
+  wiring.tensor_core.connect(*this);
+}
+
+// ---- admission ---------------------------------------------------------------------------------
+
+bool WarpGroupSm::can_accept(const CtaProgram& program) const {
+  return resident_ctas_ < static_cast<std::size_t>(max_ctas_) &&
+         used_warpgroups_ + program.warpgroups.size() <= max_warpgroups_ &&
+         used_smem_ + program.smem_bytes <= smem_per_sm_ &&
+         used_regs_ + registers_of(program) <= regs_per_sm_;
+}
+
+bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const {
+  std::vector<std::string> problems;
+  if (std::string bad = check_program(program, tensor_maps_); !bad.empty())
+    problems.push_back(std::move(bad));
+  if (program.warpgroups.size() > max_warpgroups_)
+    problems.push_back(
+        std::to_string(program.warpgroups.size()) +
+        " WarpGroups exceed gpu.max_warpgroups_per_sm = " + std::to_string(max_warpgroups_));
+  if (program.smem_bytes > smem_per_sm_)
+    problems.push_back(
+        std::to_string(program.smem_bytes) +
+        " bytes of shared memory exceed gpu.smem_per_sm = " + std::to_string(smem_per_sm_));
+  if (const std::int64_t regs = registers_of(program); regs > regs_per_sm_)
+    problems.push_back(std::to_string(regs) +
+                       " registers exceed gpu.regs_per_sm = " + std::to_string(regs_per_sm_));
+  why.clear();
+  for (const std::string& p : problems) why += (why.empty() ? "" : "; ") + p;
+  return problems.empty();
+}
+
+void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
+  if (std::string bad = check_program(*program, tensor_maps_); !bad.empty()) throw InputError(bad);
+  if (!can_accept(*program)) throw Error("internal: accept() of a CTA that does not fit");
+
+  std::uint32_t c = 0;
+  while (ctas_[c].program) ++c;
+  Cta& cta = ctas_[c];
+  cta.serial = next_cta_serial_++;
+  cta.live_warpgroups = static_cast<std::uint32_t>(program->warpgroups.size());
+  cta.smem_bytes = program->smem_bytes;
+  cta.registers = registers_of(*program);
+  cta.stages.resize(program->stage_count);
+  for (Stage& s : cta.stages) {
+    s.pending_bytes = 0;
+    s.full_phases = s.fills = s.empty_phases = s.releases = 0;
+    s.full_waiters.clear();
+    s.empty_waiters.clear();
+  }
+  for (std::uint32_t b = 0; b < kNamedBarriers; ++b) {
+    Barrier& bar = cta.barriers[b];
+    bar.participants = barrier_participants(*program, b);
+    bar.arrivals = bar.generation = 0;
+    bar.waiters.clear();
+  }
+
+  std::uint32_t slot = 0;
+  for (std::uint32_t i = 0; i < program->warpgroups.size(); ++i, ++slot) {
+    while (resident_mask_ >> slot & 1) ++slot;
+    WarpGroup& w = warpgroups_[slot];
+    w.code = program->warpgroups[i].code.data();
+    w.pc = 0;
+    w.cta = c;
+    w.index = i;
+    w.age = next_age_++;
+    w.ready_at = now;
+    w.wait = kNotWaiting;
+    w.mb_waits.assign(program->stage_count, 0);
+    w.groups.reset();
+    resident_mask_ |= std::uint64_t{1} << slot;
+    runnable_mask_ |= std::uint64_t{1} << slot;
+  }
+
+  used_warpgroups_ += static_cast<std::uint32_t>(program->warpgroups.size());
+  used_smem_ += cta.smem_bytes;
+  used_regs_ += cta.registers;
+  if (resident_ctas_++ == 0) active_since_ = std::max(now, active_until_);
+  cta.program = std::move(program);
+  request(now);
+}
+
+// ---- the issue phase ---------------------------------------------------------------------------
+
+void WarpGroupSm::step(Cycle now) {
+  // One issue phase per cycle, however often the clock calls.
+  if (now == last_step_) return;
+  last_step_ = now;
+  if (requested_ <= now) requested_ = kNever;
+  in_step_ = true;
+
+  // Every runnable WarpGroup whose next instruction can issue now is a candidate; one that
+  // cannot blocks here, before the policy sees it, and waits for its wake-up.
+  candidates_.clear();
+  for (std::uint64_t m = runnable_mask_; m != 0; m &= m - 1) {
+    const auto slot = static_cast<std::uint32_t>(std::countr_zero(m));
+    if (warpgroups_[slot].ready_at <= now && ready_to_issue(slot, now))
+      candidates_.push_back({slot, warpgroups_[slot].age});
+  }
+  if (!candidates_.empty()) {
+    const std::size_t pick = scheduler_->pick(candidates_);
+    if (pick >= candidates_.size())
+      throw Error("internal: the warp scheduler picked candidate " + std::to_string(pick) + " of " +
+                  std::to_string(candidates_.size()));
+    issue(candidates_[pick].slot, now);
+  }
+
+  // Ask for the earliest cycle at which a runnable WarpGroup may issue; blocked ones ask
+  // through their wake-up.
+  Cycle next = kNever;
+  for (std::uint64_t m = runnable_mask_; m != 0; m &= m - 1)
+    next = std::min(next, std::max(warpgroups_[std::countr_zero(m)].ready_at, now + 1));
+  if (next != kNever) request(next);
+
+  in_step_ = false;
+  if (cta_retired_) {
+    cta_retired_ = false;
+    host_->on_cta_exit(sm_, now);
+  }
+}
+
+bool WarpGroupSm::ready_to_issue(std::uint32_t slot, Cycle now) {
+  WarpGroup& w = warpgroups_[slot];
+  const Instruction& in = w.code[w.pc];
+  Cta& cta = ctas_[w.cta];
+  switch (in.op) {
+    case Opcode::kAcquireStage: {
+      Stage& s = cta.stages[in.stage];
+      if (s.empty_phases >= s.fills) return true;
+      block(slot, kAcquireStage, now, s.empty_waiters, s.fills);
+      return false;
+    }
+    case Opcode::kMbWait: {
+      Stage& s = cta.stages[in.stage];
+      const std::uint32_t k = w.mb_waits[in.stage];
+      if (s.full_phases > k) return true;
+      block(slot, kMbWait, now, s.full_waiters, std::uint64_t{k} + 1);
+      return false;
+    }
+    case Opcode::kWgmma:
+      if (tensor_core_->can_accept(now)) return true;
+      block(slot, kTensorCoreFull, now, tensor_core_waiters_, 0);
+      return false;
+    case Opcode::kWgmmaWait:
+      w.groups.close();
+      if (w.groups.unfinished_closed() <= in.x) return true;
+      block(slot, kWgmmaWait, now, wgmma_waiters_, in.x);
+      return false;
+    default:
+      return true;
+  }
+}
+
+void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
+  WarpGroup& w = warpgroups_[slot];
+  Cta& cta = ctas_[w.cta];
+  const Instruction& in = w.code[w.pc];
+  issued_.add();
+  issued_by_op_[static_cast<std::size_t>(in.op)]->add();
+  Cycle ready = now + 1;
+  switch (in.op) {
+    case Opcode::kTmaLoad:
+    case Opcode::kTmaBulk:
+    case Opcode::kTmaStore:
+      issue_tma(w, in, now);
+      break;
+    case Opcode::kAcquireStage:
+      ++cta.stages[in.stage].fills;
+      break;
+    case Opcode::kReleaseStage:
+      release(cta, cta.stages[in.stage], now);
+      break;
+    case Opcode::kMbWait:
+      ++w.mb_waits[in.stage];
+      break;
+    case Opcode::kWgmma: {
+      const std::uint32_t group = w.groups.join(in.gid());
+      span(w, "wgmma", now, now + 1);
+      tensor_core_->issue(
+          now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
+      break;
+    }
+    case Opcode::kWgmmaCommit:
+      w.groups.close();
+      break;
+    case Opcode::kWgmmaWait:  // its groups were closed and counted by ready_to_issue
+      break;
+    case Opcode::kBarArrive:
+      arrive(cta, in.x, now);
+      break;
+    case Opcode::kBarWait:
+      if (!arrive(cta, in.x, now)) {
+        // The arrival is this cycle's issue; the WarpGroup is stalled from the next cycle until
+        // the round completes, and then continues after the BAR_WAIT.
+        Barrier& bar = cta.barriers[in.x];
+        block(slot, kBarrier, now + 1, bar.waiters, std::uint64_t{bar.generation} + 1);
+        ++w.pc;
+        return;
+      }
+      break;
+    case Opcode::kBubble: {
+      const Cycle cycles = std::max<Cycle>(in.x, 1);
+      bubble_cycles_.add(cycles);
+      span(w, "bubble", now, now + cycles);
+      ready = now + cycles;
+      break;
+    }
+    case Opcode::kExit:
+      exit(slot, now);
+      return;
+  }
+  ++w.pc;
+  w.ready_at = ready;
+}
+
+void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
+  const CtaProgram& program = *ctas_[w.cta].program;
+  TmaOp op;
+  op.op = in.op;
+  if (in.op == Opcode::kTmaBulk) {
+    op.addr = program.addresses[in.x];
+    op.bytes = in.y;
+  } else {
+    op.map = &(*tensor_maps_)[in.map];
+    std::copy_n(program.coords.begin() + in.x, op.map->rank, op.coords);
+    // check_program bounded the box to 32 bits.
+    op.bytes = static_cast<std::uint32_t>(op.map->box_bytes());
+  }
+  const bool mbarrier = in.op != Opcode::kTmaStore;
+  op.token = tma_token(in.stage, mbarrier, w.cta, ctas_[w.cta].serial);
+  // Counted before the engine sees the op: an engine may complete it from inside issue().
+  if (mbarrier) ctas_[w.cta].stages[in.stage].pending_bytes += op.bytes;
+  span(w, "tma_issue", now, now + 1);
+  tma_->issue(now, op);
+}
+
+bool WarpGroupSm::arrive(Cta& cta, std::uint32_t id, Cycle now) {
+  Barrier& bar = cta.barriers[id];
+  if (++bar.arrivals < bar.participants) return false;
+  bar.arrivals = 0;
+  ++bar.generation;
+  wake_up_to(bar.waiters, bar.generation, now);
+  return true;
+}
+
+void WarpGroupSm::release(Cta& cta, Stage& stage, Cycle now) {
+  if (++stage.releases < cta.program->consumers_per_stage) return;
+  stage.releases = 0;
+  ++stage.empty_phases;
+  wake_up_to(stage.empty_waiters, stage.empty_phases, now);
+}
+
+void WarpGroupSm::exit(std::uint32_t slot, Cycle now) {
+  WarpGroup& w = warpgroups_[slot];
+  runnable_mask_ &= ~(std::uint64_t{1} << slot);
+  span(w, "exit", now, now + 1);
+  Cta& cta = ctas_[w.cta];
+  if (--cta.live_warpgroups > 0) return;
+
+  // The last WarpGroup left: the CTA's slot, WarpGroup slots, shared memory and registers free
+  // now, so a CTA the host places in this cycle's on_cta_exit issues from the next cycle on.
+  for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
+    const auto s = static_cast<std::uint32_t>(std::countr_zero(m));
+    if (warpgroups_[s].cta == w.cta) resident_mask_ &= ~(std::uint64_t{1} << s);
+  }
+  used_warpgroups_ -= static_cast<std::uint32_t>(cta.program->warpgroups.size());
+  used_smem_ -= cta.smem_bytes;
+  used_regs_ -= cta.registers;
+  cta.program.reset();
+  ctas_completed_.add();
+  if (--resident_ctas_ == 0) {
+    active_cycles_.add(now + 1 - active_since_);
+    active_until_ = now + 1;
+  }
+  cta_retired_ = true;
+}
+
+// ---- blocking and waking -----------------------------------------------------------------------
+
+void WarpGroupSm::block(std::uint32_t slot, Wait wait, Cycle since, WaitList& list,
+                        std::uint64_t key) {
+  WarpGroup& w = warpgroups_[slot];
+  w.wait_pc = w.pc;
+  w.wait = wait;
+  w.blocked_since = since;
+  runnable_mask_ &= ~(std::uint64_t{1} << slot);
+  list.add(slot, key);
+}
+
+void WarpGroupSm::wake(std::uint32_t slot, Cycle now) {
+  WarpGroup& w = warpgroups_[slot];
+  // A wake-up caused by this SM's own issue phase comes too late for that phase.
+  const Cycle ready = in_step_ ? now + 1 : now;
+  stall_[w.wait]->add(ready - w.blocked_since);
+  span(w, kWaitSpan[w.wait], w.blocked_since, ready);
+  w.wait = kNotWaiting;
+  w.ready_at = ready;
+  runnable_mask_ |= std::uint64_t{1} << slot;
+  if (!in_step_) request(now);
+}
+
+void WarpGroupSm::wake_up_to(WaitList& list, std::uint64_t value, Cycle now) {
+  list.wake_if([value](const WaitList::Waiter& waiter) { return waiter.key <= value; },
+               [&](const WaitList::Waiter& waiter) { wake(waiter.slot, now); });
+}
+
+void WarpGroupSm::request(Cycle at) {
+  // A pending request at or before `at` suffices: its step asks again for whatever is next.
+  if (requested_ <= at) return;
+  requested_ = at;
+  clock_->request_issue(sm_, at);
+}
+
+// ---- engine completions ------------------------------------------------------------------------
+
+void WarpGroupSm::on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) {
+  if (!(token & kTmaMbarrier)) return;
+  const auto slot = static_cast<std::uint32_t>(token >> 16 & 0xffff);
+  Cta& cta = ctas_[slot];
+  if (!cta.program || (cta.serial & 0xffffffff) != token >> 32) return;
+  Stage& s = cta.stages[token & 0xff];
+  s.pending_bytes -= std::min<std::uint64_t>(bytes, s.pending_bytes);
+  if (s.pending_bytes != 0) return;
+  ++s.full_phases;
+  wake_up_to(s.full_waiters, s.full_phases, now);
+}
+
+void WarpGroupSm::on_wgmma_complete(Cycle now, std::uint64_t token) {
+  const auto slot = static_cast<std::uint32_t>(token >> 48);
+  WarpGroup& w = warpgroups_[slot];
+  if (!(resident_mask_ >> slot & 1) || (w.age & 0xffff) != (token >> 32 & 0xffff)) return;
+  if (!w.groups.complete(static_cast<std::uint32_t>(token))) return;
+  if (w.wait != kWgmmaWait) return;
+  const std::uint32_t unfinished = w.groups.unfinished_closed();
+  wgmma_waiters_.wake_if(
+      [&](const WaitList::Waiter& waiter) {
+        return waiter.slot == slot && unfinished <= waiter.key;
+      },
+      [&](const WaitList::Waiter& waiter) { wake(waiter.slot, now); });
+}
+
+void WarpGroupSm::on_wgmma_slot_free(Cycle now) {
+  // Every refused WarpGroup retries; those that lose the race block again.
+  wake_up_to(tensor_core_waiters_, 0, now);
+}
+
+// ---- reports -----------------------------------------------------------------------------------
+
+std::string WarpGroupSm::waiting_for(const WarpGroup& w) const {
+  const Cta& cta = ctas_[w.cta];
+  const Instruction& in = w.code[w.wait_pc];
+  switch (w.wait) {
+    case kMbWait: {
+      const Stage& s = cta.stages[in.stage];
+      return "stage " + std::to_string(in.stage) + " full phase " +
+             std::to_string(w.mb_waits[in.stage] + 1) + " (completed " +
+             std::to_string(s.full_phases) + ", " + std::to_string(s.pending_bytes) +
+             " bytes in flight)";
+    }
+    case kAcquireStage: {
+      const Stage& s = cta.stages[in.stage];
+      return "stage " + std::to_string(in.stage) + " released (fills " + std::to_string(s.fills) +
+             ", empty phases " + std::to_string(s.empty_phases) + ", " +
+             std::to_string(s.releases) + " of " +
+             std::to_string(cta.program->consumers_per_stage) + " releases this round)";
+    }
+    case kWgmmaWait:
+      return "at most " + std::to_string(in.x) + " wgmma groups outstanding (" +
+             std::to_string(w.groups.unfinished_closed()) + " now)";
+    case kBarrier: {
+      const Barrier& bar = cta.barriers[in.x];
+      return "barrier " + std::to_string(in.x) + " generation " +
+             std::to_string(bar.generation + 1) + " (" + std::to_string(bar.arrivals) + " of " +
+             std::to_string(bar.participants) + " arrived)";
+    }
+    case kTensorCoreFull:
+      return "tensor core buffer slot";
+    default:
+      return "";
+  }
+}
+
+void WarpGroupSm::report_blocked(std::vector<BlockedThread>& out) const {
+  for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
+    const WarpGroup& w = warpgroups_[std::countr_zero(m)];
+    if (w.wait == kNotWaiting) continue;  // runnable, in a BUBBLE, or exited
+    const CtaProgram& program = *ctas_[w.cta].program;
+    out.push_back({sm_, program.cta_id, static_cast<int>(w.index), w.wait_pc,
+                   instruction_text(w.code[w.wait_pc], program, tensor_maps_), waiting_for(w)});
+  }
+}
+
+void WarpGroupSm::span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const {
+  if (timeline_ && end > begin)
+    timeline_->span(sm_, ctas_[w.cta].program->cta_id, static_cast<int>(w.index), name, begin, end);
+}
+
+void WarpGroupSm::finish(Cycle end) {
+  // A run that stops with WarpGroups still blocked (deadlock, watchdog) counts their stall up
+  // to `end`, the first cycle not simulated.
+  for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
+    const WarpGroup& w = warpgroups_[std::countr_zero(m)];
+    if (w.wait == kNotWaiting || end <= w.blocked_since) continue;
+    stall_[w.wait]->add(end - w.blocked_since);
+    span(w, kWaitSpan[w.wait], w.blocked_since, end);
+  }
+  if (resident_ctas_ > 0 && end > active_since_) active_cycles_.add(end - active_since_);
+  const std::uint64_t active = active_cycles_.value();
+  issue_idle_cycles_.set(active - std::min(active, issued_.value()));
+}
+
+}  // namespace simfa::sm_warpgroup

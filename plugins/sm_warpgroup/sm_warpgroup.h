@@ -1,0 +1,161 @@
+// sm.warpgroup: one Hopper SM modelled at WarpGroup granularity (DESIGN.md §3, the paper's
+// section IV-B). It admits CTAs against the SM's limits, issues at most one instruction per cycle
+// from the WarpGroup its scheduler policy picks, hands TMA and WGMMA work to its engines, and
+// keeps the SM-side state of the asynchronous protocols: mbarrier transaction bytes and phases
+// per stage, ring-slot fills and releases, named barriers, WGMMA commit groups. The exact timing
+// semantics are docs/core-model.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "program_text.h"
+#include "simfa/component.h"
+#include "simfa/core.h"
+#include "simfa/params.h"
+#include "simfa/stats.h"
+#include "wait_list.h"
+#include "wgmma_groups.h"
+
+namespace simfa::sm_warpgroup {
+
+class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreClient {
+ public:
+  static void describe(Schema& schema);
+  explicit WarpGroupSm(const BuildContext& context);
+
+  void connect(const SmWiring& wiring) override;
+  bool can_accept(const CtaProgram& program) const override;
+  bool fits_empty(const CtaProgram& program, std::string& why) const override;
+  void accept(Cycle now, std::unique_ptr<CtaProgram> program) override;
+  void step(Cycle now) override;
+  std::size_t resident_ctas() const override { return resident_ctas_; }
+  void report_blocked(std::vector<BlockedThread>& out) const override;
+  void finish(Cycle end) override;
+
+ private:
+  /// What a blocked WarpGroup waits for; indexes the stall counters and timeline names.
+  enum Wait : std::uint8_t {
+    kMbWait,
+    kAcquireStage,
+    kWgmmaWait,
+    kBarrier,
+    kTensorCoreFull,
+    kWaitCount,
+    kNotWaiting = kWaitCount,
+  };
+
+  /// One ring-buffer slot with its two mbarriers.
+  struct Stage {
+    std::uint64_t pending_bytes = 0;  ///< transaction bytes issued to the full barrier, not landed
+    std::uint32_t full_phases = 0;    ///< completed phases of the full barrier (data landed)
+    std::uint32_t fills = 0;          ///< ACQUIRE_STAGEs that passed
+    std::uint32_t empty_phases = 0;   ///< completed release rounds
+    std::uint32_t releases = 0;       ///< RELEASE_STAGEs in the current round
+    WaitList full_waiters;            ///< MB_WAIT; key: full_phases needed
+    WaitList empty_waiters;           ///< ACQUIRE_STAGE; key: empty_phases needed
+  };
+
+  struct Barrier {
+    std::uint32_t participants = 2;
+    std::uint32_t arrivals = 0;
+    std::uint32_t generation = 0;  ///< completed rounds
+    WaitList waiters;              ///< BAR_WAIT; key: the generation that releases them
+  };
+
+  struct Cta {
+    std::unique_ptr<CtaProgram> program;  ///< null: the slot is free
+    std::uint64_t serial = 0;             ///< admissions on this SM before it: names stale tokens
+    std::uint32_t live_warpgroups = 0;
+    std::int64_t smem_bytes = 0;
+    std::int64_t registers = 0;
+    std::vector<Stage> stages;
+    std::array<Barrier, kNamedBarriers> barriers;
+  };
+
+  struct WarpGroup {
+    const Instruction* code = nullptr;
+    std::uint32_t pc = 0;
+    std::uint32_t cta = 0;    ///< CTA slot
+    std::uint32_t index = 0;  ///< position in its CTA's program
+    std::uint64_t age = 0;    ///< admission order on this SM
+    Cycle ready_at = 0;       ///< earliest issue cycle while runnable
+    Wait wait = kNotWaiting;
+    Cycle blocked_since = 0;  ///< first cycle counted as stalled
+    std::uint32_t wait_pc = 0;
+    std::vector<std::uint32_t> mb_waits;  ///< MB_WAITs passed, per stage
+    WgmmaGroups groups;
+  };
+
+  // TmaClient / TensorCoreClient: the engines' completions.
+  void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override;
+  void on_wgmma_complete(Cycle now, std::uint64_t token) override;
+  void on_wgmma_slot_free(Cycle now) override;
+
+  /// Whether `slot`'s next instruction can issue at `now`; if it cannot, blocks it.
+  bool ready_to_issue(std::uint32_t slot, Cycle now);
+  void issue(std::uint32_t slot, Cycle now);
+  void issue_tma(WarpGroup& w, const Instruction& in, Cycle now);
+  /// One arrival on a named barrier; true when it completed the barrier's round.
+  bool arrive(Cta& cta, std::uint32_t id, Cycle now);
+  void release(Cta& cta, Stage& stage, Cycle now);
+  void exit(std::uint32_t slot, Cycle now);
+
+  void block(std::uint32_t slot, Wait wait, Cycle since, WaitList& list, std::uint64_t key);
+  void wake(std::uint32_t slot, Cycle now);
+  /// Wakes every waiter of `list` whose key is at most `value`.
+  void wake_up_to(WaitList& list, std::uint64_t value, Cycle now);
+  void request(Cycle at);
+  std::string waiting_for(const WarpGroup& w) const;
+  void span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const;
+
+  const int sm_;
+  const int max_ctas_;
+  const std::uint32_t max_warpgroups_;
+  const std::int64_t smem_per_sm_;
+  const std::int64_t regs_per_sm_;
+
+  WarpSchedulerPolicy* scheduler_ = nullptr;
+  TmaEngine* tma_ = nullptr;
+  TensorCoreEngine* tensor_core_ = nullptr;
+  IssueClock* clock_ = nullptr;
+  CtaHost* host_ = nullptr;
+  const std::vector<TensorMap>* tensor_maps_ = nullptr;
+  TimelineSink* timeline_ = nullptr;
+
+  std::vector<Cta> ctas_;
+  std::vector<WarpGroup> warpgroups_;
+  /// WarpGroup slots held by a resident CTA (an exited WarpGroup's too, until its CTA retires).
+  std::uint64_t resident_mask_ = 0;
+  std::uint64_t runnable_mask_ = 0;  ///< resident, not exited, not blocked
+  std::size_t resident_ctas_ = 0;
+  std::uint32_t used_warpgroups_ = 0;
+  std::int64_t used_smem_ = 0;
+  std::int64_t used_regs_ = 0;
+  std::uint64_t next_cta_serial_ = 0;
+  std::uint64_t next_age_ = 0;
+
+  WaitList wgmma_waiters_;        ///< WGMMA_WAIT; key: groups allowed outstanding
+  WaitList tensor_core_waiters_;  ///< WGMMA refused by a full buffer
+  std::vector<IssueCandidate> candidates_;
+
+  Cycle last_step_ = kNever;  ///< the issue phase that ran last
+  Cycle requested_ = kNever;  ///< earliest issue cycle asked of the clock and not yet stepped
+  bool in_step_ = false;
+  bool cta_retired_ = false;  ///< tell the host once the step is over
+  Cycle active_since_ = 0;    ///< first uncounted cycle of the current resident stretch
+  Cycle active_until_ = 0;    ///< end of the last counted stretch
+
+  Counter& issued_;
+  std::array<Counter*, kOpcodeCount> issued_by_op_{};
+  std::array<Counter*, kWaitCount> stall_{};
+  Counter& bubble_cycles_;
+  Counter& ctas_completed_;
+  Counter& active_cycles_;
+  Counter& issue_idle_cycles_;
+};
+
+}  // namespace simfa::sm_warpgroup

@@ -1,0 +1,578 @@
+// sm.warpgroup against the SM harness: every expected cycle is derived by hand next to its test
+// from the rules of docs/core-model.md, and every scenario runs in event and reference stepping
+// with identical results (run_both).
+//
+// Unless a test says otherwise: FixedLatencyTma completes an op 100 cycles after its issue,
+// PipelineTensorCore runs one WGMMA for N/2 cycles on one pipeline with a 4-deep buffer, the
+// scheduler is GtoFake, and TensorMap "A" has a 64 x 64 FP16 box (8192 bytes).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sm_harness.h"
+
+namespace simfa::sm_test {
+namespace {
+
+Workload workload_of(std::vector<CtaProgram> ctas) {
+  return {{tensor_map_2d("A", 0x100000, 4096, 4096, 64, 64)}, std::move(ctas)};
+}
+
+std::uint64_t stat(const RunResult& r, const std::string& name, int sm = 0) {
+  const auto it = r.counters.find("sm[" + std::to_string(sm) + "]." + name);
+  return it == r.counters.end() ? ~std::uint64_t{0} : it->second;
+}
+
+std::vector<Cycle> begins(const std::vector<Span>& spans) {
+  std::vector<Cycle> out;
+  for (const Span& s : spans) out.push_back(s.begin);
+  return out;
+}
+
+TEST(SmWarpGroup, OneTileLoadMmaExit) {
+  CtaBuilder cta(7);
+  cta.stages(1);
+  cta.warpgroup().tma_load(0, {0, 0}, 0).mb_wait(0).wgmma(64, 128, 16, 0).wgmma_wait(0).exit();
+  const RunResult r = run_both(HarnessConfig{}, workload_of({cta.program()}));
+
+  // 0    TMA_LOAD issues; the op lands at 0 + 100 = 100.
+  // 1    MB_WAIT: no full phase yet -> blocked from 1.
+  // 100  the completion (before the issue phase) closes phase 1 and wakes it: MB_WAIT issues.
+  // 101  WGMMA (N = 128) runs 101..165 and completes at 165.
+  // 102  WGMMA_WAIT 0 closes group 0, which is unfinished -> blocked from 102.
+  // 165  completion wakes it: WGMMA_WAIT issues.   166  EXIT.
+  EXPECT_EQ(r.outcome, Outcome::kCompleted);
+  EXPECT_EQ(r.cta_exit(7), 166u);
+  EXPECT_EQ(r.end, 167u);  // the last CTA retirement + 1
+  const std::vector<Span> expected = {{0, 7, 0, "tma_issue", 0, 1},
+                                      {0, 7, 0, "wait:mb", 1, 100},
+                                      {0, 7, 0, "wgmma", 101, 102},
+                                      {0, 7, 0, "wait:wgmma", 102, 165},
+                                      {0, 7, 0, "exit", 166, 167}};
+  EXPECT_EQ(r.spans, expected);
+  EXPECT_EQ(stat(r, "issued_instructions"), 5u);
+  EXPECT_EQ(stat(r, "issued.mb_wait"), 1u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 99u);       // 1..99
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 63u);    // 102..164
+  EXPECT_EQ(stat(r, "active_cycles"), 167u);      // 0..166
+  EXPECT_EQ(stat(r, "issue_idle_cycles"), 162u);  // 167 - 5 issues
+  EXPECT_EQ(stat(r, "ctas_completed"), 1u);
+}
+
+TEST(SmWarpGroup, TmaOpsCarryOperandsAndThePhaseClosesOnTheLastByte) {
+  CtaBuilder cta(0);
+  cta.stages(1);
+  cta.warpgroup()
+      .tma_load(0, {64, 128}, 0)
+      .tma_bulk(0x2000, 4096, 0)
+      .mb_wait(0)
+      .tma_store(0, {64, 128})
+      .exit();
+  const Workload w = workload_of({cta.program()});
+  run_both(HarnessConfig{}, w);
+  SmHarness h(HarnessConfig{}, w, Stepping::kEvent);
+  const RunResult r = h.run();
+
+  // 0 TMA_LOAD (8192 bytes, lands 100); 1 TMA_BULK (4096 bytes, lands 101): stage 0 expects
+  // 12288 bytes. 2 MB_WAIT blocks. At 100 4096 bytes are still in flight: no phase. At 101 the
+  // last bytes land, phase 1 completes, MB_WAIT issues. 102 TMA_STORE (completes at 202, on no
+  // mbarrier). 103 EXIT. The run lasts until the store's completion event: end = 203.
+  EXPECT_EQ(r.cta_exit(0), 103u);
+  EXPECT_EQ(r.end, 203u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 99u);  // 2..100
+  const auto& ops = h.tma<FixedLatencyTma>(0).issued;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].op.op, Opcode::kTmaLoad);
+  ASSERT_NE(ops[0].op.map, nullptr);
+  EXPECT_EQ(ops[0].op.map->name, "A");
+  EXPECT_EQ(ops[0].op.coords[0], 64);
+  EXPECT_EQ(ops[0].op.coords[1], 128);
+  EXPECT_EQ(ops[0].op.bytes, 8192u);
+  EXPECT_EQ(ops[1].op.op, Opcode::kTmaBulk);
+  EXPECT_EQ(ops[1].op.map, nullptr);
+  EXPECT_EQ(ops[1].op.addr, 0x2000u);
+  EXPECT_EQ(ops[1].op.bytes, 4096u);
+  EXPECT_EQ(ops[2].op.op, Opcode::kTmaStore);
+  EXPECT_EQ(ops[2].op.coords[1], 128);
+  EXPECT_EQ(ops[2].op.bytes, 8192u);
+  EXPECT_EQ(ops[2].at, 102u);
+}
+
+TEST(SmWarpGroup, TwoStageProducerConsumerOverEightTiles) {
+  constexpr int kTiles = 8;
+  CtaBuilder cta(0);
+  cta.stages(2);
+  WarpGroupBuilder producer = cta.warpgroup();
+  WarpGroupBuilder consumer = cta.warpgroup();
+  for (int i = 0; i < kTiles; ++i) {
+    const auto s = static_cast<std::uint8_t>(i % 2);
+    producer.acquire(s).tma_load(0, {0, 64 * i}, s);
+    consumer.mb_wait(s).wgmma(64, 256, 16, static_cast<std::uint32_t>(i)).wgmma_wait(0).release(s);
+  }
+  producer.exit();
+  consumer.exit();
+  const RunResult r = run_both(HarnessConfig{}, workload_of({cta.program()}));
+
+  // Producer P (age 0), consumer C (age 1); WGMMA N = 256 takes 128 cycles.
+  //   0 P ACQUIRE s0 (C's MB_WAIT s0 blocks from 0)  1 P TMA tile 0 (lands 101)
+  //   2 P ACQUIRE s1                                 3 P TMA tile 1 (lands 103)
+  //   4 P ACQUIRE s0: fills 1 > empty phases 0 -> blocked from 4.
+  //   101 C MB_WAIT s0   102 C WGMMA tile 0 (done 230)   103 C WGMMA_WAIT blocks
+  //   230 C WGMMA_WAIT   231 C RELEASE s0: round complete, wakes P for the next cycle (232).
+  //   232 both ready: GTO keeps C (MB_WAIT s1)   233 C WGMMA tile 1
+  //   234 C WGMMA_WAIT blocks; P ACQUIRE s0   235 P TMA tile 2 (lands 335)   236 P blocks on s1.
+  // From then on a tile takes 131 cycles: WGMMA (1) + wait for its 128-cycle completion (127)
+  // + WGMMA_WAIT, RELEASE, MB_WAIT (3); tile i's WGMMA issues at 102 + 131 i. Each load is
+  // issued 2 cycles after the WGMMA two tiles earlier and lands 100 later, well before use.
+  std::vector<Cycle> wgmma_at;
+  for (int i = 0; i < kTiles; ++i) wgmma_at.push_back(102 + 131 * static_cast<Cycle>(i));
+  EXPECT_EQ(begins(r.spans_of(0, 1, "wgmma")), wgmma_at);
+  // P loads tile 7 after the release of tile 5 (757 + 129 = 886): ACQUIRE 889, TMA 890, EXIT
+  // 891. C: tile 7's WGMMA at 1019 completes at 1147; WGMMA_WAIT 1147, RELEASE 1148, EXIT 1149.
+  EXPECT_EQ(r.spans_of(0, 0, "exit").at(0).begin, 891u);
+  EXPECT_EQ(r.cta_exit(0), 1149u);
+  EXPECT_EQ(stat(r, "issued_instructions"), 50u);  // 8 x 2 + 1 and 8 x 4 + 1
+  EXPECT_EQ(stat(r, "issued.tma_load"), 8u);
+  EXPECT_EQ(stat(r, "issued.release_stage"), 8u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 101u);  // C: only the first tile, 0..100
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 8u * 127u);
+  // P: 4..231 for tile 2, then 127 cycles for each of tiles 3..7.
+  EXPECT_EQ(stat(r, "stall.acquire_stage"), 228u + 5u * 127u);
+  EXPECT_EQ(stat(r, "active_cycles"), 1150u);
+  EXPECT_EQ(stat(r, "issue_idle_cycles"), 1100u);
+}
+
+TEST(SmWarpGroup, Fa3PingPongWithNamedBarriers) {
+  // Two consumers take turns on the tensor core: WG0 signals barrier 1 once its GEMM is issued,
+  // WG1 waits on it before its own and signals barrier 0 back (FA3's warp-scheduler barriers).
+  CtaBuilder cta(0);
+  cta.warpgroup()
+      .bubble(20)  // prologue
+      .wgmma(64, 256, 16, 0)
+      .commit(0)
+      .bar_arrive(1)
+      .wgmma_wait(0)
+      .bubble(10)
+      .bar_wait(0)
+      .wgmma(64, 256, 16, 1)
+      .commit(1)
+      .bar_arrive(1)
+      .wgmma_wait(0)
+      .bubble(10)
+      .exit();
+  cta.warpgroup()
+      .bar_wait(1)
+      .wgmma(64, 256, 16, 0)
+      .commit(0)
+      .bar_arrive(0)
+      .wgmma_wait(0)
+      .bubble(10)
+      .bar_wait(1)
+      .wgmma(64, 256, 16, 1)
+      .commit(1)
+      .bar_arrive(0)
+      .wgmma_wait(0)
+      .bubble(10)
+      .exit();
+  const RunResult r = run_both(HarnessConfig{}, workload_of({cta.program()}));
+
+  //   0 WG0 BUBBLE 20 (GTO: the oldest)   1 WG1 BAR_WAIT 1: 1 of 2 arrived -> blocked from 2
+  //   20 WG0 WGMMA (tensor core 20..148)   21 COMMIT   22 BAR_ARRIVE 1 completes the barrier:
+  //   WG1 wakes for 23 (barrier stall 2..22 = 21)
+  //   23 WG0 WGMMA_WAIT blocks; WG1 WGMMA (queued behind: 148..276)   24 COMMIT
+  //   25 BAR_ARRIVE 0 (1 of 2)   26 WGMMA_WAIT blocks
+  //   148 WG0 WGMMA_WAIT (stall 23..147 = 125)   149 BUBBLE 10   159 BAR_WAIT 0 completes it
+  //   160 WGMMA (276..404)   161 COMMIT   162 BAR_ARRIVE 1   163 WGMMA_WAIT blocks
+  //   276 WG1 WGMMA_WAIT (stall 250)   277 BUBBLE   287 BAR_WAIT 1 completes it
+  //   288 WGMMA (404..532)   289 COMMIT   290 BAR_ARRIVE 0   291 WGMMA_WAIT blocks
+  //   404 WG0 WGMMA_WAIT (stall 241)   405 BUBBLE   415 EXIT
+  //   532 WG1 WGMMA_WAIT (stall 241)   533 BUBBLE   543 EXIT
+  EXPECT_EQ(begins(r.spans_of(0, 0, "wgmma")), (std::vector<Cycle>{20, 160}));
+  EXPECT_EQ(begins(r.spans_of(0, 1, "wgmma")), (std::vector<Cycle>{23, 288}));
+  EXPECT_EQ(r.spans_of(0, 1, "wait:barrier").at(0), (Span{0, 0, 1, "wait:barrier", 2, 23}));
+  EXPECT_EQ(r.spans_of(0, 0, "exit").at(0).begin, 415u);
+  EXPECT_EQ(r.cta_exit(0), 543u);
+  EXPECT_EQ(stat(r, "stall.barrier"), 21u);
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 125u + 241u + 250u + 241u);
+  EXPECT_EQ(stat(r, "bubble_cycles"), 20u + 4u * 10u);
+  EXPECT_EQ(stat(r, "issued_instructions"), 26u);
+}
+
+// One WarpGroup, two stages, four tiles: tile i+1 is loaded into the stage of tile i-1 once
+// WGMMA_WAIT `wait` has retired enough groups.
+CtaProgram single_warpgroup_pipeline(std::uint32_t wait) {
+  CtaBuilder cta(0);
+  cta.stages(2);
+  WarpGroupBuilder w = cta.warpgroup();
+  w.tma_load(0, {0, 0}, 0).tma_load(0, {0, 64}, 1);
+  for (int i = 0; i < 4; ++i) {
+    const auto s = static_cast<std::uint8_t>(i % 2);
+    const auto gid = static_cast<std::uint32_t>(i);
+    w.mb_wait(s).wgmma(64, 256, 16, gid).commit(gid).wgmma_wait(wait);
+    if (i >= 1 && i + 1 < 4)
+      w.tma_load(0, {0, 64 * (i + 1)}, static_cast<std::uint8_t>((i + 1) % 2));
+  }
+  w.wgmma_wait(0).exit();
+  return cta.program();
+}
+
+TEST(SmWarpGroup, WgmmaWaitOneOverlapsTheNextLoad) {
+  const RunResult r = run_both(HarnessConfig{}, workload_of({single_warpgroup_pipeline(1)}));
+  //   0, 1 TMA tiles 0, 1 (land 100, 101)   2 MB_WAIT s0 blocks   100 MB_WAIT
+  //   101 WGMMA g0 (101..229)   102 COMMIT   103 WGMMA_WAIT 1: one unfinished group -> issues
+  //   104 MB_WAIT s1   105 WGMMA g1 (229..357)   106 COMMIT   107 WGMMA_WAIT 1 blocks (2)
+  //   229 g0 done: WGMMA_WAIT   230 TMA tile 2 -> s0 (lands 330), overlapping g1
+  //   231 MB_WAIT s0 blocks   330 MB_WAIT   331 WGMMA g2 (357..485)   332 COMMIT
+  //   333 WGMMA_WAIT 1 blocks   357 g1 done: WGMMA_WAIT   358 TMA tile 3 -> s1 (lands 458)
+  //   359 MB_WAIT s1 blocks   458 MB_WAIT   459 WGMMA g3 (485..613)   460 COMMIT
+  //   461 WGMMA_WAIT 1 blocks   485 WGMMA_WAIT   486 WGMMA_WAIT 0 blocks   613 WGMMA_WAIT
+  //   614 EXIT
+  EXPECT_EQ(begins(r.spans_of(0, 0, "wgmma")), (std::vector<Cycle>{101, 105, 331, 459}));
+  EXPECT_EQ(r.cta_exit(0), 614u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 98u + 99u + 99u);
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 122u + 24u + 24u + 127u);
+  EXPECT_EQ(stat(r, "issued_instructions"), 22u);
+}
+
+TEST(SmWarpGroup, WgmmaWaitZeroSerializesLoadAndMma) {
+  const RunResult r = run_both(HarnessConfig{}, workload_of({single_warpgroup_pipeline(0)}));
+  //   0, 1 TMA   2 MB_WAIT blocks   100 MB_WAIT   101 WGMMA g0 (101..229)   102 COMMIT
+  //   103 WGMMA_WAIT 0 blocks   229 WAIT   230 MB_WAIT s1   231 WGMMA g1 (231..359)
+  //   232 COMMIT   233 blocks   359 WAIT   360 TMA tile 2 (lands 460)   361 MB_WAIT blocks
+  //   460 MB_WAIT   461 WGMMA g2 (461..589)   462 COMMIT   463 blocks   589 WAIT
+  //   590 TMA tile 3 (lands 690)   591 blocks   690 MB_WAIT   691 WGMMA g3 (691..819)
+  //   692 COMMIT   693 blocks   819 WAIT   820 WGMMA_WAIT 0: nothing unfinished   821 EXIT
+  EXPECT_EQ(begins(r.spans_of(0, 0, "wgmma")), (std::vector<Cycle>{101, 231, 461, 691}));
+  EXPECT_EQ(r.cta_exit(0), 821u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 98u + 99u + 99u);
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 4u * 126u);
+}
+
+TEST(SmWarpGroup, SecondCtaWaitsForSharedMemory) {
+  HarnessConfig config;
+  config.gpu.smem_per_sm_bytes = 100 * 1024;
+  std::vector<CtaProgram> ctas;
+  for (std::uint64_t id = 0; id < 2; ++id) {
+    CtaBuilder cta(id);
+    cta.smem(64 * 1024);
+    cta.warpgroup().bubble(50).exit();
+    ctas.push_back(cta.program());
+  }
+  const RunResult r = run_both(config, workload_of(ctas));
+
+  // 0: CTA 0 is placed; CTA 1 (64 + 64 KiB > 100 KiB) waits. CTA 0: BUBBLE 0..49, EXIT 50.
+  // Its exit frees the shared memory and the dispatcher places CTA 1 in cycle 50, after SM 0's
+  // issue phase of 50: CTA 1 issues from 51 (BUBBLE 51..100, EXIT 101).
+  EXPECT_EQ(r.dispatches, (std::vector<Dispatch>{{0, 0, 0}, {1, 0, 50}}));
+  EXPECT_EQ(r.exits, (std::vector<std::pair<int, Cycle>>{{0, 50}, {0, 101}}));
+  EXPECT_EQ(r.spans_of(1, 0, "bubble").at(0), (Span{0, 1, 0, "bubble", 51, 101}));
+  EXPECT_EQ(stat(r, "ctas_completed"), 2u);
+  EXPECT_EQ(stat(r, "active_cycles"), 102u);  // 0..101: cycle 50 counted once
+}
+
+TEST(SmWarpGroup, CtaPlacedOnALaterSmIssuesInTheSameCycle) {
+  // SM 0's exit at cycle 10 places CTA 2 on SM 0 and CTA 3 on SM 1 within SM 0's issue phase.
+  // SM 1's phase of cycle 10 has not run yet, so CTA 3 issues at 10; CTA 2 on SM 0 at 11.
+  HarnessConfig config;
+  config.gpu.sm_count = 2;
+  config.gpu.smem_per_sm_bytes = 100 * 1024;
+  const std::int64_t smem_kib[] = {80, 80, 90, 20};
+  const std::uint32_t bubble[] = {10, 100, 5, 7};
+  std::vector<CtaProgram> ctas;
+  for (std::uint64_t id = 0; id < 4; ++id) {
+    CtaBuilder cta(id);
+    cta.smem(smem_kib[id] * 1024);
+    cta.warpgroup().bubble(bubble[id]).exit();
+    ctas.push_back(cta.program());
+  }
+  const RunResult r = run_both(config, workload_of(ctas));
+  // 0: CTA 0 -> SM 0, CTA 1 -> SM 1 (80 + 80 > 100), CTA 2 fits nowhere; CTA 3 waits behind it.
+  // 10: CTA 0 exits; CTA 2 -> SM 0 (90 KiB), CTA 3 -> SM 1 (80 + 20 KiB).
+  // CTA 3: BUBBLE 10..16, EXIT 17. CTA 2: BUBBLE 11..15, EXIT 16. CTA 1: EXIT 100.
+  EXPECT_EQ(r.dispatches, (std::vector<Dispatch>{{0, 0, 0}, {1, 1, 0}, {2, 0, 10}, {3, 1, 10}}));
+  EXPECT_EQ(r.cta_exit(2), 16u);
+  EXPECT_EQ(r.cta_exit(3), 17u);
+  EXPECT_EQ(r.cta_exit(1), 100u);
+}
+
+TEST(SmWarpGroup, TensorCoreBufferFullStallsIssue) {
+  HarnessConfig config;
+  config.tensor_core_depth = 2;
+  CtaBuilder cta(0);
+  cta.warpgroup()
+      .wgmma(64, 64, 16, 0)
+      .wgmma(64, 64, 16, 0)
+      .wgmma(64, 64, 16, 0)
+      .wgmma(64, 64, 16, 0)
+      .wgmma_wait(0)
+      .exit();
+  const RunResult r = run_both(config, workload_of({cta.program()}));
+
+  // N = 64: 32 cycles each. 0 a (0..32)  1 b (32..64)  2 c refused: buffer full -> blocked.
+  // 32 a completes, the slot-free wakes it: c issues (64..96)   33 d refused -> blocked.
+  // 64 b completes: d issues (96..128)   65 WGMMA_WAIT 0 blocks   128 WAIT   129 EXIT.
+  EXPECT_EQ(begins(r.spans_of(0, 0, "wgmma")), (std::vector<Cycle>{0, 1, 32, 64}));
+  const std::vector<Span> full = {{0, 0, 0, "wait:tensor_core", 2, 32},
+                                  {0, 0, 0, "wait:tensor_core", 33, 64}};
+  EXPECT_EQ(r.spans_of(0, 0, "wait:tensor_core"), full);
+  EXPECT_EQ(stat(r, "stall.tensor_core_full"), 30u + 31u);
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 63u);
+  EXPECT_EQ(r.cta_exit(0), 129u);
+}
+
+TEST(SmWarpGroup, DeadlockReportNamesTheStageAndPhase) {
+  CtaBuilder cta(42);
+  cta.stages(2);
+  cta.warpgroup().acquire(0).tma_load(0, {0, 0}, 0).exit();
+  cta.warpgroup().mb_wait(0).release(0).mb_wait(1).exit();  // nobody fills stage 1
+  const RunResult r = run_both(HarnessConfig{}, workload_of({cta.program()}));
+
+  // 0 producer ACQUIRE (consumer's MB_WAIT 0 blocks)  1 TMA (lands 101)  2 producer EXIT
+  // 101 MB_WAIT 0   102 RELEASE 0   103 MB_WAIT 1 blocks for good; no event is left.
+  EXPECT_EQ(r.outcome, Outcome::kDeadlock);
+  ASSERT_EQ(r.blocked.size(), 1u);
+  const BlockedThread& b = r.blocked[0];
+  EXPECT_EQ(b.sm, 0);
+  EXPECT_EQ(b.cta, 42u);
+  EXPECT_EQ(b.warpgroup, 1);
+  EXPECT_EQ(b.pc, 2u);
+  EXPECT_EQ(b.instruction, "MB_WAIT 1");
+  EXPECT_EQ(b.waiting_for, "stage 1 full phase 1 (completed 0, 0 bytes in flight)");
+}
+
+TEST(SmWarpGroup, WatchdogReportsEveryKindOfWait) {
+  HarnessConfig config;
+  config.tensor_core_depth = 1;
+  config.max_cycles = 50;
+  CtaBuilder cta(3);
+  cta.stages(1);
+  cta.warpgroup().acquire(0).acquire(0).exit();
+  cta.warpgroup().bar_wait(3).exit();
+  cta.warpgroup().wgmma(64, 256, 16, 5).wgmma_wait(0).exit();
+  cta.warpgroup().wgmma(64, 176, 16, 3).exit();
+  cta.warpgroup().mb_wait(0).exit();
+  const RunResult r = run_both(config, workload_of({cta.program()}));
+
+  // 0 WG0 ACQUIRE (WG4's MB_WAIT blocks)   1 WG0's second ACQUIRE blocks; WG1 BAR_WAIT 3
+  // (1 of 2, blocked from 2)   2 WG2 WGMMA (buffer now full, completes at 130)
+  // 3 WG2's WGMMA_WAIT and WG3's WGMMA block. The watchdog stops the run at 50.
+  EXPECT_EQ(r.outcome, Outcome::kWatchdog);
+  ASSERT_EQ(r.blocked.size(), 5u);
+  auto line = [](const BlockedThread& b) {
+    return std::to_string(b.warpgroup) + " @" + std::to_string(b.pc) + " " + b.instruction + ": " +
+           b.waiting_for;
+  };
+  EXPECT_EQ(line(r.blocked[0]),
+            "0 @1 ACQUIRE_STAGE 0: stage 0 released (fills 1, empty phases 0, 0 of 1 releases "
+            "this round)");
+  EXPECT_EQ(line(r.blocked[1]), "1 @0 BAR_WAIT 3: barrier 3 generation 1 (1 of 2 arrived)");
+  EXPECT_EQ(line(r.blocked[2]), "2 @1 WGMMA_WAIT 0: at most 0 wgmma groups outstanding (1 now)");
+  EXPECT_EQ(line(r.blocked[3]), "3 @0 WGMMA 64 176 16 gid 3: tensor core buffer slot");
+  EXPECT_EQ(line(r.blocked[4]),
+            "4 @0 MB_WAIT 0: stage 0 full phase 1 (completed 0, 0 bytes in flight)");
+  // Stalls run to the watchdog's limit.
+  EXPECT_EQ(stat(r, "stall.acquire_stage"), 49u);
+  EXPECT_EQ(stat(r, "stall.barrier"), 48u);
+  EXPECT_EQ(stat(r, "stall.wgmma_wait"), 47u);
+  EXPECT_EQ(stat(r, "stall.tensor_core_full"), 47u);
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 50u);
+}
+
+// WG0: BUBBLE 3, three 1-cycle instructions, EXIT. WG1: six 1-cycle instructions, EXIT.
+Workload policy_workload() {
+  CtaBuilder cta(0);
+  cta.warpgroup().bubble(3).commit(0).commit(0).commit(0).exit();
+  cta.warpgroup().commit(0).commit(0).commit(0).commit(0).commit(0).commit(0).exit();
+  return workload_of({cta.program()});
+}
+
+TEST(SmWarpGroup, GtoKeepsIssuingTheSameWarpGroup) {
+  const RunResult r = run_both(HarnessConfig{}, policy_workload());
+  // 0 WG0 BUBBLE (oldest). 1..7 WG1, kept by GTO even once WG0 is ready again at 3 (EXIT at 7).
+  // 8..11 WG0 (EXIT at 11).
+  EXPECT_EQ(r.spans_of(0, 0, "exit").at(0).begin, 11u);
+  EXPECT_EQ(r.spans_of(0, 1, "exit").at(0).begin, 7u);
+
+  SmHarness h(HarnessConfig{}, policy_workload(), Stepping::kEvent);
+  h.run();
+  std::vector<std::uint32_t> slots;
+  for (const IssueCandidate& c : h.scheduler<GtoFake>(0).picks) slots.push_back(c.slot);
+  EXPECT_EQ(slots, (std::vector<std::uint32_t>{0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}));
+}
+
+TEST(SmWarpGroup, OldestFirstReturnsToTheOlderWarpGroup) {
+  HarnessConfig config;
+  config.scheduler.make = [](const BuildContext&) -> std::unique_ptr<WarpSchedulerPolicy> {
+    return std::make_unique<OldestFirstFake>();
+  };
+  const RunResult r = run_both(config, policy_workload());
+  // 0 WG0 BUBBLE   1, 2 WG1   3..6 WG0 (EXIT at 6)   7..11 WG1's last four and EXIT.
+  EXPECT_EQ(r.spans_of(0, 0, "exit").at(0).begin, 6u);
+  EXPECT_EQ(r.spans_of(0, 1, "exit").at(0).begin, 11u);
+}
+
+TEST(SmWarpGroup, AdmissionChecksEveryLimit) {
+  HarnessConfig config;
+  config.gpu.max_ctas_per_sm = 2;
+  config.gpu.max_warpgroups_per_sm = 3;
+  config.gpu.smem_per_sm_bytes = 100;
+  config.gpu.regs_per_sm = 1000;
+  SmHarness h(config, workload_of({}), Stepping::kEvent);
+  SmCore& sm = h.sm(0);
+  auto cta = [](std::uint64_t id, int warpgroups, std::int64_t smem, std::uint32_t regs) {
+    CtaBuilder b(id);
+    b.smem(smem);
+    for (int i = 0; i < warpgroups; ++i) b.warpgroup(regs).exit();
+    return b.program();
+  };
+
+  EXPECT_TRUE(sm.can_accept(cta(0, 3, 100, 300)));
+  sm.accept(0, std::make_unique<CtaProgram>(cta(0, 1, 40, 400)));
+  EXPECT_EQ(sm.resident_ctas(), 1u);
+  EXPECT_FALSE(sm.can_accept(cta(1, 3, 10, 100)));  // WarpGroup slots: 1 + 3 > 3
+  EXPECT_FALSE(sm.can_accept(cta(1, 1, 61, 100)));  // shared memory: 40 + 61 > 100
+  EXPECT_FALSE(sm.can_accept(cta(1, 2, 10, 301)));  // registers: 400 + 602 > 1000
+  EXPECT_TRUE(sm.can_accept(cta(1, 2, 60, 300)));
+  sm.accept(0, std::make_unique<CtaProgram>(cta(1, 1, 10, 10)));
+  EXPECT_FALSE(sm.can_accept(cta(2, 1, 0, 0)));  // CTA slots: 2 of 2
+
+  std::string why;
+  EXPECT_TRUE(sm.fits_empty(cta(3, 3, 100, 333), why));
+  EXPECT_EQ(why, "");
+  EXPECT_FALSE(sm.fits_empty(cta(3, 4, 101, 300), why));
+  EXPECT_EQ(why,
+            "4 WarpGroups exceed gpu.max_warpgroups_per_sm = 3; 101 bytes of shared memory exceed "
+            "gpu.smem_per_sm = 100; 1200 registers exceed gpu.regs_per_sm = 1000");
+}
+
+TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
+  SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
+  CtaBuilder cta(9);
+  cta.stages(2);
+  cta.warpgroup().exit();
+  cta.warpgroup().mb_wait(0).mb_wait(2).exit();
+  std::string why;
+  EXPECT_FALSE(h.sm(0).fits_empty(cta.program(), why));
+  EXPECT_EQ(why,
+            "CTA 9 WarpGroup 1 instruction 1 (MB_WAIT 2): stage 2 is out of range (the CTA has 2 "
+            "stages)");
+  EXPECT_THROW(h.sm(0).accept(0, std::make_unique<CtaProgram>(cta.program())), InputError);
+
+  CtaBuilder no_exit(10);
+  no_exit.warpgroup().bubble(1);
+  EXPECT_FALSE(h.sm(0).fits_empty(no_exit.program(), why));
+  EXPECT_EQ(why, "CTA 10 WarpGroup 0: the program does not end with EXIT");
+
+  CtaBuilder bad_map(11);
+  bad_map.stages(1);
+  bad_map.warpgroup().tma_load(2, {0, 0}, 0).exit();
+  EXPECT_FALSE(h.sm(0).fits_empty(bad_map.program(), why));
+  EXPECT_EQ(why,
+            "CTA 11 WarpGroup 0 instruction 0 (TMA_LOAD map 2 coords sid 0): TensorMap 2 is not "
+            "declared (the workload has 1)");
+}
+
+TEST(SmWarpGroup, NothingTicksWhileIdle) {
+  CtaBuilder cta(0);
+  cta.warpgroup().bubble(100000).exit();
+  const Workload w = workload_of({cta.program()});
+  const RunResult r = run_both(HarnessConfig{}, w);
+  EXPECT_EQ(r.cta_exit(0), 100000u);  // BUBBLE at 0 occupies 0..99999, EXIT at 100000
+  // Event stepping runs the SM's issue phase twice: at 0 (BUBBLE) and at 100000 (EXIT).
+  SmHarness h(HarnessConfig{}, w, Stepping::kEvent);
+  h.run();
+  EXPECT_EQ(h.clock().steps(), 2u);
+}
+
+// Random programs (most of them deadlock or finish early; both are results) on 1 to 3 SMs with
+// random limits and latencies: the two steppings must agree on every one.
+TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
+  std::mt19937 rng(20261130);
+  auto below = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+  for (int round = 0; round < 300; ++round) {
+    HarnessConfig config;
+    config.gpu.sm_count = 1 + static_cast<int>(below(3));
+    config.gpu.max_ctas_per_sm = 1 + static_cast<int>(below(3));
+    config.gpu.max_warpgroups_per_sm = 2 + static_cast<int>(below(6));
+    config.tma_latency = below(50);
+    config.tensor_core_depth = 1 + below(3);
+    config.max_cycles = 3000;
+    // Every other round leaves out the waits that only another WarpGroup can satisfy, so that
+    // more runs complete.
+    const bool open_waits = round % 2 == 0;
+    std::vector<CtaProgram> ctas;
+    for (std::uint64_t id = 0, n = 1 + below(6); id < n; ++id) {
+      CtaBuilder cta(id);
+      const std::uint32_t stages = 1 + below(3);
+      cta.stages(stages).smem(below(3) * 50 * 1024).consumers_per_stage(1 + below(2));
+      for (std::uint32_t w = 0, wgs = 1 + below(2); w < wgs; ++w) {
+        WarpGroupBuilder b = cta.warpgroup();
+        for (std::uint32_t i = 0, len = below(25); i < len; ++i) {
+          const auto s = static_cast<std::uint8_t>(below(stages));
+          switch (below(12)) {
+            case 0:
+              b.tma_load(0, {0, static_cast<std::int32_t>(below(64))}, s);
+              break;
+            case 1:
+              b.tma_bulk(0x1000, 1 + below(4096), s);
+              break;
+            case 2:
+              b.tma_store(0, {0, 0});
+              break;
+            case 3:
+              open_waits ? b.acquire(s) : b.bubble(1);
+              break;
+            case 4:
+              b.release(s);
+              break;
+            case 5:
+              open_waits ? b.mb_wait(s) : b.bubble(2);
+              break;
+            case 6:
+              b.wgmma(64, static_cast<std::uint16_t>(8 * (1 + below(32))), 16, below(3));
+              break;
+            case 7:
+              b.commit(below(3));
+              break;
+            case 8:
+              b.wgmma_wait(below(3));
+              break;
+            case 9:
+              b.bar_arrive(below(2));
+              break;
+            case 10:
+              open_waits ? b.bar_wait(below(2)) : b.bubble(3);
+              break;
+            default:
+              b.bubble(below(20));
+              break;
+          }
+        }
+        b.exit();
+      }
+      ctas.push_back(cta.program());
+    }
+    run_both(config, workload_of(ctas));
+    if (::testing::Test::HasFailure()) FAIL() << "round " << round;
+  }
+}
+
+TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
+  SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
+  Schema schema;
+  sm_warpgroup::WarpGroupSm::describe(schema);
+  EXPECT_TRUE(schema.params().empty());
+  std::set<std::string> declared;
+  for (const StatSpec& s : schema.stats()) {
+    declared.insert("sm[0]." + s.name);
+    EXPECT_FALSE(s.unit.empty()) << s.name;
+    EXPECT_FALSE(s.doc.empty()) << s.name;
+  }
+  EXPECT_EQ(h.stats().names(), declared);
+}
+
+}  // namespace
+}  // namespace simfa::sm_test
