@@ -1,0 +1,29 @@
+// The native trace format's parser (grammar in docs/trace-format.md): text to TraceProgram.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace_program.h"
+
+namespace simfa::trace {
+
+/// A value for a top-level `let`, given from outside the trace (the `defines` parameter). It
+/// replaces the value the trace writes.
+struct Define {
+  std::string name;
+  std::int64_t value = 0;
+};
+
+/// Parses a trace; `file` names it in messages. Throws InputError listing every error found (at
+/// most 20), one "file:line:col: error: ..." per line, with the first one's position in where().
+TraceProgram parse_trace(std::string_view source, const std::string& file,
+                         const std::vector<Define>& defines = {});
+
+/// The candidate closest to `word` by case-insensitive optimal-string-alignment distance, or ""
+/// when none is within a third of the word's length (at least 1).
+std::string nearest_name(std::string_view word, const std::vector<std::string_view>& candidates);
+
+}  // namespace simfa::trace
