@@ -1,0 +1,132 @@
+// FlashAttention-3 forward pass (the paper's section III). Notation of docs/analytical.md:
+// B batch, H query heads, Hkv KV heads, G = H / Hkv, L = seqlen_q, S = seqlen_k, D head_dim,
+// TM x TN tiles, e bytes per element, P = CTAs per wave (one per SM).
+#include <algorithm>
+
+#include "analytical/floor_sum.h"
+#include "analytical/model.h"
+#include "analytical/roofline.h"
+
+namespace simfa::analytical {
+
+namespace {
+
+/// The K/V the CTAs of one Q head stream, summed over its Q tiles: tiles of TN keys (what the
+/// tensor cores compute on) and key rows (what TMA loads: it clips the last tile at S).
+struct KvStream {
+  std::int64_t tiles = 0;
+  std::int64_t rows = 0;
+};
+
+KvStream kv_stream(const Fa3Shape& s, std::int64_t n_m, std::int64_t n_n) {
+  const std::int64_t L = s.seqlen_q, S = s.seqlen_k, TM = s.block_m, TN = s.block_n;
+  if (!s.causal) return {n_m * n_n, n_m * S};
+  // Bottom-right aligned mask: query row i sees keys [0, i + S - L]. Q tile m ends at row
+  // min(L, (m+1) TM) - 1, so it streams the first kappa_m = clamp((m+1) TM + off, 0, S) keys,
+  // off = S - L, in ceil(kappa_m / TN) tiles. The last Q tile sees all S keys; every earlier one
+  // sees fewer than S, since (m+1) TM < L.
+  const std::int64_t off = S - L;
+  KvStream kv{n_n, S};
+  // Tiles before m0 see no key: (m+1) TM + off <= 0.
+  const std::int64_t m0 = off >= 0 ? 0 : -off / TM;
+  const std::int64_t count = (n_m - 1) - m0;
+  if (count <= 0) return kv;
+  // sum_{m=m0}^{n_m-2} ceil(((m+1) TM + off) / TN), with i = m - m0:
+  // floor((TM i + (m0+1) TM + off + TN - 1) / TN).
+  const auto tiles = static_cast<std::int64_t>(
+      floor_sum(count, TN, TM, (m0 + 1) * TM + off + TN - 1));
+  // A tile count of n_n loads n_n TN rows clipped to S; that happens from the first m whose
+  // kappa_m exceeds (n_n - 1) TN.
+  const std::int64_t x = (n_n - 1) * TN - off;
+  const std::int64_t m1 = std::max(m0, x < 0 ? 0 : x / TM);
+  const std::int64_t clipped = std::max<std::int64_t>(0, (n_m - 1) - m1);
+  kv.tiles += tiles;
+  kv.rows += tiles * TN - clipped * (n_n * TN - S);
+  return kv;
+}
+
+/// Query-key pairs the mask keeps, summed over the rows of one head.
+double attended_pairs(const Fa3Shape& s) {
+  const double L = static_cast<double>(s.seqlen_q), S = static_cast<double>(s.seqlen_k);
+  if (!s.causal) return L * S;
+  // Row i keeps min(S, max(0, i + S - L + 1)) keys; rows from i0 = max(0, L - S) keep
+  // i0 + S - L + 1, ..., S keys: an arithmetic series of L - i0 terms.
+  const double i0 = std::max(0.0, L - S);
+  const double first = i0 + S - L + 1;
+  return (L - i0) * (first + S) / 2;
+}
+
+}  // namespace
+
+AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
+  AnalyticalResult r;
+  r.kind = WorkloadKind::fa3;
+  const double B = static_cast<double>(s.batch), H = static_cast<double>(s.heads);
+  const double S = static_cast<double>(s.seqlen_k), D = static_cast<double>(s.head_dim);
+  const double e = static_cast<double>(s.elem_bytes);
+  const std::int64_t n_m = ceil_div(s.seqlen_q, s.block_m);
+  const std::int64_t n_n = ceil_div(s.seqlen_k, s.block_n);
+  const KvStream kv = kv_stream(s, n_m, n_n);
+
+  // III-B: Q.K^T and P.V, 2 L S D FLOPs each per Q head (the mask keeps fewer pairs).
+  r.flops = 4 * B * H * D * attended_pairs(s);
+  r.mma_flops = 4 * B * H * D * static_cast<double>(s.block_m * s.block_n) * static_cast<double>(kv.tiles);
+
+  // III-C: each CTA reads its Q tile, writes its O tile and streams its KV head's K and V.
+  // Summed over the Q tiles of a head, the clipped Q (and O) tiles make up Q (O) once.
+  const double q_bytes = B * H * static_cast<double>(s.seqlen_q) * D * e;
+  r.llc_read_bytes = q_bytes + B * H * 2 * static_cast<double>(kv.rows) * D * e;
+  r.llc_write_bytes = q_bytes;
+
+  // III-D: Q, K, V read once, O written once.
+  const std::int64_t n_kv = s.batch * s.kv_heads;
+  const double kv_head_bytes = 2 * S * D * e;
+  r.dram_ideal_read_bytes = q_bytes + static_cast<double>(n_kv) * kv_head_bytes;
+  r.dram_ideal_write_bytes = q_bytes;
+
+  // III-E: CTAs launch Q tile fastest, then Q head, then batch, so the C = G n_m CTAs of one KV
+  // head are consecutive: KV head h owns CTAs [h C, (h+1) C). Waves of P CTAs fetch each KV
+  // head's K/V once per wave that holds any of its CTAs: 1 + floor(((h+1) C - 1) / P)
+  // - floor(h C / P) waves for head h, summed in closed form.
+  const std::int64_t P = gpu.sm_count;
+  const std::int64_t C = (s.heads / s.kv_heads) * n_m;
+  r.ctas = n_kv * C;
+  r.ctas_per_wave = std::min(P, r.ctas);
+  r.waves = ceil_div(r.ctas, P);
+  const auto fetches = static_cast<double>(n_kv) +
+                       static_cast<double>(floor_sum(n_kv, P, C, C - 1)) -
+                       static_cast<double>(floor_sum(n_kv, P, C, 0));
+  r.wave_factor = fetches / static_cast<double>(n_kv);
+  r.fa3.kv_heads_total = n_kv;
+  r.fa3.ctas_per_kv_head = C;
+  r.fa3.kv_head_bytes = kv_head_bytes;
+  r.fa3.kv_fetches = fetches;
+  // Under a causal mask a wave streams only the prefix its CTAs need: charge each fetch the
+  // average prefix, but never less than the compulsory K/V (unvalidated; docs/analytical.md).
+  r.fa3.causal_kv_fraction = static_cast<double>(kv.rows) / (static_cast<double>(n_m) * S);
+  const double kv_fetch_factor = std::max(1.0, r.wave_factor * r.fa3.causal_kv_fraction);
+  r.dram_wave_read_bytes = q_bytes + static_cast<double>(n_kv) * kv_head_bytes * kv_fetch_factor;
+
+  // VIII-B2: K/V fetched by one wave is found by the next only if everything the LLC sees in
+  // between fits: the K/V of the heads one wave streams plus the O tiles the wave writes and the
+  // Q tiles the next one reads (an LRU stack distance; docs/analytical.md).
+  r.fa3.kv_heads_per_wave = ceil_div(r.ctas_per_wave, C);
+  r.working_set_operand_bytes = static_cast<double>(r.fa3.kv_heads_per_wave) * kv_head_bytes;
+  r.working_set_tile_bytes =
+      static_cast<double>(r.ctas_per_wave) * 2 * static_cast<double>(s.block_m) * D * e;
+  r.working_set_bytes = r.working_set_operand_bytes + r.working_set_tile_bytes;
+  r.effective_llc_bytes = gpu.effective_llc_bytes();
+  r.regime = r.working_set_bytes <= r.effective_llc_bytes ? Regime::ideal : Regime::realistic;
+  r.dram_read_bytes = r.regime == Regime::ideal ? r.dram_ideal_read_bytes : r.dram_wave_read_bytes;
+  r.dram_write_bytes = r.dram_ideal_write_bytes;
+
+  // GenZ models flash attention as Logit and Attend operators with the score matrix on chip:
+  // Q, K, V and O cross DRAM once, and the FLOPs ignore any mask.
+  r.genz_flops = 4 * B * H * static_cast<double>(s.seqlen_q) * S * D;
+  r.genz_dram_bytes = r.dram_ideal_read_bytes + r.dram_ideal_write_bytes;
+
+  apply_roofline(r, gpu, gpu.peak_flops());
+  return r;
+}
+
+}  // namespace simfa::analytical

@@ -1,0 +1,148 @@
+// The GEMM model against values worked by hand and against enumeration of the launch order.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "analytical/floor_sum.h"
+#include "analytical/model.h"
+#include "test_gpus.h"
+
+namespace simfa::analytical {
+namespace {
+
+using testing::h800;
+using testing::toy;
+
+GemmShape gemm(std::int64_t m, std::int64_t n, std::int64_t k, Raster raster = Raster::row_major) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.raster = raster;
+  return s;
+}
+
+// M=300, N=200, K=100, 128x128x64 tiles, FP16, 2 SMs: m_t = 3 tile rows (the last 44 rows),
+// n_t = 2 tile columns (the last 72 columns), k_t = 2, 6 CTAs in 3 waves of 2.
+TEST(GemmModel, SmallShapeRowMajorByHand) {
+  const AnalyticalResult r = analyze_gemm(toy(2, 200000), gemm(300, 200, 100));
+  EXPECT_EQ(r.flops, 2.0 * 300 * 200 * 100);
+  // 2 * (3*128) * (2*128) * (2*64).
+  EXPECT_EQ(r.mma_flops, 25165824.0);
+  // Every CTA of a tile row reads that row's A panel: n_t M K e = 2*300*100*2 = 120000; every
+  // CTA of a tile column its B panel: m_t K N e = 3*100*200*2 = 120000. C: 300*200*2 written.
+  EXPECT_EQ(r.llc_read_bytes, 240000.0);
+  EXPECT_EQ(r.llc_write_bytes, 120000.0);
+  EXPECT_EQ(r.dram_ideal_read_bytes, (300.0 * 100 + 100.0 * 200) * 2);
+  EXPECT_EQ(r.dram_ideal_write_bytes, 120000.0);
+  // Row-major: wave 0 = tiles (0,0) (0,1), wave 1 = row 1, wave 2 = row 2. Each wave reads one
+  // A panel (128*100*2 = 25600 B; the last 44*100*2 = 8800 B) and all of B (40000 B):
+  // A 25600 + 25600 + 8800, B 3 * 40000.
+  EXPECT_EQ(r.waves, 3);
+  EXPECT_EQ(r.gemm.a_wave_read_bytes, 60000.0);
+  EXPECT_EQ(r.gemm.b_wave_read_bytes, 120000.0);
+  EXPECT_EQ(r.dram_wave_read_bytes, 180000.0);
+  // 3 A and 6 B panel fetches over 3 + 2 panels.
+  EXPECT_EQ(r.wave_factor, 9.0 / 5.0);
+  // Wave 0: 1 A + 2 B panels = 65600 B, and 2 C tiles of 128*128*2 = 65536 B.
+  EXPECT_EQ(r.gemm.wave_a_panels, 1);
+  EXPECT_EQ(r.gemm.wave_b_panels, 2);
+  EXPECT_EQ(r.working_set_bytes, 65600.0 + 65536.0);
+  EXPECT_EQ(r.regime, Regime::ideal);
+  EXPECT_EQ(r.dram_read_bytes, 100000.0);
+  // Effective LLC 100000 B < 131136 B: every wave fetches its own panels.
+  const AnalyticalResult small = analyze_gemm(toy(2, 100000), gemm(300, 200, 100));
+  EXPECT_EQ(small.regime, Regime::realistic);
+  EXPECT_EQ(small.dram_read_bytes, 180000.0);
+}
+
+TEST(GemmModel, SmallShapeGroupedByHand) {
+  // Grouped by 8 tile rows: one group of r = 3 rows; CTA j is tile (j % 3, j / 3):
+  // (0,0) (1,0) | (2,0) (0,1) | (1,1) (2,1).
+  // Wave 0: rows 0,1 (51200 B of A), column 0 (25600 B of B).
+  // Wave 1: rows 2,0 (8800 + 25600), columns 0,1 (40000).
+  // Wave 2: rows 1,2 (25600 + 8800), column 1 (72*100*2 = 14400).
+  const AnalyticalResult r = analyze_gemm(toy(2, 1e9), gemm(300, 200, 100, Raster::grouped));
+  EXPECT_EQ(r.gemm.a_wave_read_bytes, 51200.0 + 34400.0 + 34400.0);
+  EXPECT_EQ(r.gemm.b_wave_read_bytes, 25600.0 + 40000.0 + 14400.0);
+  EXPECT_EQ(r.gemm.wave_a_panels, 2);
+  EXPECT_EQ(r.gemm.wave_b_panels, 1);
+  EXPECT_EQ(r.wave_factor, 10.0 / 5.0);
+}
+
+TEST(GemmModel, Fp8HalvesOperandBytesAndDoublesThePeak) {
+  GemmShape s = gemm(4096, 4096, 4096);
+  s.dtype = GemmDtype::fp8;
+  s.elem_bytes = 1;
+  const AnalyticalResult r8 = analyze_gemm(h800(), s);
+  const AnalyticalResult r16 = analyze_gemm(h800(), gemm(4096, 4096, 4096));
+  EXPECT_EQ(r8.dram_ideal_read_bytes * 2, r16.dram_ideal_read_bytes);
+  EXPECT_EQ(r8.dram_ideal_write_bytes, r16.dram_ideal_write_bytes);
+  EXPECT_EQ(r8.peak_flops, 2 * r16.peak_flops);
+}
+
+/// The launch order of Triton's grouped matmul (GROUP_SIZE_M = g; g = 1 is row-major).
+std::pair<std::int64_t, std::int64_t> tile_of(std::int64_t pid, std::int64_t m_t, std::int64_t n_t,
+                                              std::int64_t g) {
+  const std::int64_t group = pid / (g * n_t);
+  const std::int64_t first = group * g;
+  const std::int64_t rows = std::min(m_t - first, g);
+  const std::int64_t local = pid % (g * n_t);
+  return {first + local % rows, local / rows};
+}
+
+TEST(GemmModel, WavePanelsMatchBruteForce) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::int64_t M = 1 + rng() % 2000, N = 1 + rng() % 2000, K = 1 + rng() % 300;
+    const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
+    const int sms = 1 + static_cast<int>(rng() % 50);
+    GemmShape s = gemm(M, N, K, raster);
+    s.block_m = 64 * (1 + rng() % 3);
+    s.block_n = 64 * (1 + rng() % 3);
+    const AnalyticalResult r = analyze_gemm(toy(sms, 1e12), s);
+
+    const std::int64_t m_t = ceil_div(M, s.block_m), n_t = ceil_div(N, s.block_n);
+    const std::int64_t g = raster == Raster::grouped ? kGroupedRasterRows : 1;
+    double a_bytes = 0, b_bytes = 0;
+    std::int64_t fetches = 0;
+    for (std::int64_t start = 0; start < m_t * n_t; start += sms) {
+      std::set<std::int64_t> rows, cols;
+      for (std::int64_t pid = start; pid < std::min(start + sms, m_t * n_t); ++pid) {
+        const auto [row, col] = tile_of(pid, m_t, n_t, g);
+        rows.insert(row);
+        cols.insert(col);
+      }
+      for (std::int64_t row : rows) a_bytes += static_cast<double>(std::min(s.block_m, M - row * s.block_m) * K * 2);
+      for (std::int64_t col : cols) b_bytes += static_cast<double>(std::min(s.block_n, N - col * s.block_n) * K * 2);
+      fetches += static_cast<std::int64_t>(rows.size() + cols.size());
+    }
+    ASSERT_EQ(r.gemm.a_wave_read_bytes, a_bytes) << M << " " << N << " " << sms;
+    ASSERT_EQ(r.gemm.b_wave_read_bytes, b_bytes) << M << " " << N << " " << sms;
+    ASSERT_EQ(r.wave_factor, static_cast<double>(fetches) / static_cast<double>(m_t + n_t));
+  }
+}
+
+// On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
+// 128 x 2048 x 2 = 512 KiB, plus 132 C tiles of 32 KiB) holds 17.2 MB < 26.2 MB: ideal. At 8192^3
+// the first wave reads all 64 B panels (2 MiB each): realistic, and B crosses DRAM every wave.
+TEST(GemmModel, IdealWhilePanelsFitRealisticBeyond) {
+  const AnalyticalResult fits = analyze_gemm(h800(), gemm(2048, 2048, 2048));
+  EXPECT_EQ(fits.gemm.wave_a_panels, 9);
+  EXPECT_EQ(fits.gemm.wave_b_panels, 16);
+  EXPECT_EQ(fits.working_set_bytes, 25 * 524288.0 + 132 * 32768.0);
+  EXPECT_EQ(fits.regime, Regime::ideal);
+  EXPECT_EQ(fits.dram_bytes(), fits.dram_ideal_bytes());
+  const AnalyticalResult spills = analyze_gemm(h800(), gemm(8192, 8192, 8192));
+  EXPECT_EQ(spills.regime, Regime::realistic);
+  EXPECT_GT(spills.dram_bytes(), spills.dram_ideal_bytes());
+  // The grouped raster touches fewer panels per wave and re-streams less.
+  const AnalyticalResult grouped = analyze_gemm(h800(), gemm(8192, 8192, 8192, Raster::grouped));
+  EXPECT_LT(grouped.dram_bytes(), spills.dram_bytes());
+}
+
+}  // namespace
+}  // namespace simfa::analytical
