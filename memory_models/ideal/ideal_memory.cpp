@@ -6,8 +6,10 @@ namespace simfa::memory_models {
 namespace {
 const char* const kReadsDoc = "read requests";
 const char* const kWritesDoc = "write requests";
-const char* const kReadBytesDoc = "bytes of read requests";
-const char* const kWriteBytesDoc = "bytes of write requests";
+const char* const kLlcReadDoc = "bytes of read requests arriving (no cache: all reach memory)";
+const char* const kLlcWriteDoc = "bytes of write requests arriving (no cache: all reach memory)";
+const char* const kDramReadDoc = "bytes read from memory";
+const char* const kDramWriteDoc = "bytes written to memory";
 }  // namespace
 
 void IdealMemory::describe(Schema& schema) {
@@ -22,8 +24,10 @@ void IdealMemory::describe(Schema& schema) {
            "than the next cycle)");
   schema.stat("reads", StatKind::kCounter, "requests", kReadsDoc);
   schema.stat("writes", StatKind::kCounter, "requests", kWritesDoc);
-  schema.stat("read_bytes", StatKind::kCounter, "bytes", kReadBytesDoc);
-  schema.stat("write_bytes", StatKind::kCounter, "bytes", kWriteBytesDoc);
+  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes", kLlcReadDoc);
+  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes", kLlcWriteDoc);
+  schema.stat("dram_read_bytes", StatKind::kCounter, "bytes", kDramReadDoc);
+  schema.stat("dram_write_bytes", StatKind::kCounter, "bytes", kDramWriteDoc);
 }
 
 IdealMemory::IdealMemory(const BuildContext& context)
@@ -31,8 +35,10 @@ IdealMemory::IdealMemory(const BuildContext& context)
       latency_(static_cast<Cycle>(context.params.integer("latency"))),
       reads_(context.stats.counter("reads", "requests", kReadsDoc)),
       writes_(context.stats.counter("writes", "requests", kWritesDoc)),
-      read_bytes_(context.stats.counter("read_bytes", "bytes", kReadBytesDoc)),
-      write_bytes_(context.stats.counter("write_bytes", "bytes", kWriteBytesDoc)) {}
+      llc_read_bytes_(context.stats.counter("llc_read_bytes", "bytes", kLlcReadDoc)),
+      llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)),
+      dram_read_bytes_(context.stats.counter("dram_read_bytes", "bytes", kDramReadDoc)),
+      dram_write_bytes_(context.stats.counter("dram_write_bytes", "bytes", kDramWriteDoc)) {}
 
 void IdealMemory::send(Cycle now, const MemRequest& request) {
   std::uint32_t slot;
@@ -46,10 +52,12 @@ void IdealMemory::send(Cycle now, const MemRequest& request) {
   }
   if (request.write) {
     writes_.add();
-    write_bytes_.add(request.bytes);
+    llc_write_bytes_.add(request.bytes);
+    dram_write_bytes_.add(request.bytes);
   } else {
     reads_.add();
-    read_bytes_.add(request.bytes);
+    llc_read_bytes_.add(request.bytes);
+    dram_read_bytes_.add(request.bytes);
   }
   events_.schedule(now + latency_, *this, slot, Priority::kMemory);
 }

@@ -31,8 +31,12 @@ class IdealMemory final : public MemoryPort, private EventTarget {
 
   Counter& reads_;
   Counter& writes_;
-  Counter& read_bytes_;
-  Counter& write_bytes_;
+  // There is no cache: every byte that arrives (the LLC's position in the stats contract) is
+  // served by memory, so the llc and dram pairs are equal.
+  Counter& llc_read_bytes_;
+  Counter& llc_write_bytes_;
+  Counter& dram_read_bytes_;
+  Counter& dram_write_bytes_;
 };
 
 }  // namespace simfa::memory_models

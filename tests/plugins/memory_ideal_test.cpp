@@ -71,9 +71,11 @@ TEST(IdealMemory, CountsReadsAndWritesWithBytes) {
   memory->send(1, MemRequest{256, 128, 0, true, 3, &client});
   bench.events.run();
   EXPECT_EQ(bench.stats.value("c.reads"), 2u);
-  EXPECT_EQ(bench.stats.value("c.read_bytes"), 160u);
+  EXPECT_EQ(bench.stats.value("c.llc_read_bytes"), 160u);
+  EXPECT_EQ(bench.stats.value("c.dram_read_bytes"), 160u);
   EXPECT_EQ(bench.stats.value("c.writes"), 1u);
-  EXPECT_EQ(bench.stats.value("c.write_bytes"), 128u);
+  EXPECT_EQ(bench.stats.value("c.llc_write_bytes"), 128u);
+  EXPECT_EQ(bench.stats.value("c.dram_write_bytes"), 128u);
 }
 
 TEST(IdealMemory, ClientMaySendFromInsideItsResponse) {

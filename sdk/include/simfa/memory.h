@@ -30,10 +30,45 @@ class SIMFA_API MemClient {
 
 /// Kind "memory": where TMA engines send line requests. A port always accepts; back-pressure is
 /// modeled as queueing inside it, never by dropping. Responses arrive no earlier than the cycle
-/// after `send`.
+/// after `send`. Every memory plugin provides the counters of the stats contract (docs/stats.md):
+/// llc_read_bytes, llc_write_bytes (bytes of requests arriving at the last-level cache) and
+/// dram_read_bytes, dram_write_bytes.
 class SIMFA_API MemoryPort : public Component {
  public:
   virtual void send(Cycle now, const MemRequest& request) = 0;
 };
+
+}  // namespace simfa
+
+namespace simfa {
+
+// ---- the memory hierarchy (DESIGN.md §5): coalescer -> L2 (slice map) -> DRAM -------------------
+// A manifest either names one `[memory]` port (e.g. memory.ideal) or the hierarchy's slots
+// `[coalescer]`, `[l2]` (with its `[l2.slice_map]` sub-slot) and `[dram]`; the kernel builds the
+// chain and connects each level to the next. Responses travel back through MemRequest::client:
+// a level that forwards a request substitutes itself as the client and keeps the original.
+
+/// Kind "coalescer": the SM-facing port of the hierarchy; merges identical line requests.
+class SIMFA_API Coalescer : public MemoryPort {
+ public:
+  virtual void connect(MemoryPort& l2) = 0;
+};
+
+/// Kind "slice": maps a line to an L2 slice.
+class SIMFA_API SliceMap : public Component {
+ public:
+  /// `line` is the line index (address / line bytes); returns a slice in [0, slices).
+  virtual std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const = 0;
+};
+
+/// Kind "l2": the last-level cache. It must provide the counters llc_read_bytes /
+/// llc_write_bytes: bytes of the requests arriving at it.
+class SIMFA_API L2Cache : public MemoryPort {
+ public:
+  virtual void connect(const SliceMap& slice_map, MemoryPort& dram) = 0;
+};
+
+/// Kind "dram": main memory. It must provide the counters dram_read_bytes / dram_write_bytes.
+class SIMFA_API DramBackend : public MemoryPort {};
 
 }  // namespace simfa
