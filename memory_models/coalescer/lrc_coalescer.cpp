@@ -1,0 +1,100 @@
+#include "lrc_coalescer.h"
+
+namespace simfa::memory_models {
+
+namespace {
+const char* const kRequestsDoc = "requests arriving from the SMs";
+const char* const kMergedDoc = "reads answered by another in-flight read of their SM group";
+const char* const kForwardedDoc = "requests sent on to the L2 (requests - merged)";
+}  // namespace
+
+void LrcCoalescer::describe(Schema& schema) {
+  // 2: "coalescing units for every pair of SMs" (the paper, VI-D), as FA3 coalesces across
+  // SM pairs.
+  schema.integer("group_size")
+      .unit("SMs")
+      .def(2)
+      .range(1, 1024)
+      .doc("SMs sharing one coalescing unit: SMs s and t merge when s / group_size == "
+           "t / group_size");
+  // 128 B: the L2 line (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
+  schema.integer("line_bytes")
+      .unit("bytes")
+      .def(128)
+      .range(1, 4096)
+      .doc("granularity at which requests are identical: same address / line_bytes");
+  schema.stat("requests", StatKind::kCounter, "requests", kRequestsDoc);
+  schema.stat("merged", StatKind::kCounter, "requests", kMergedDoc);
+  schema.stat("forwarded", StatKind::kCounter, "requests", kForwardedDoc);
+}
+
+LrcCoalescer::LrcCoalescer(const BuildContext& context)
+    : group_size_(static_cast<std::uint32_t>(context.params.integer("group_size"))),
+      line_bytes_(static_cast<std::uint32_t>(context.params.integer("line_bytes"))),
+      windows_((static_cast<std::uint32_t>(context.gpu.sm_count) + group_size_ - 1) / group_size_),
+      requests_(context.stats.counter("requests", "requests", kRequestsDoc)),
+      merged_(context.stats.counter("merged", "requests", kMergedDoc)),
+      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)) {}
+
+void LrcCoalescer::send(Cycle now, const MemRequest& request) {
+  requests_.add();
+  const std::uint32_t e = allocate(request);
+  if (!request.write) {
+    LineTable& windows = window_table(request.sm);
+    const std::uint64_t line = request.addr / line_bytes_;
+    const std::uint32_t open = windows.find(line);
+    if (open == LineTable::kNone) {
+      windows.insert(line, e);
+      entries_[e].window = true;
+    } else if (const MemRequest& first = entries_[open].request;
+               first.addr <= request.addr &&
+               request.addr + request.bytes <= first.addr + first.bytes) {
+      entries_[entries_[open].tail].next = e;
+      entries_[open].tail = e;
+      merged_.add();
+      return;
+    }
+  }
+  forwarded_.add();
+  MemRequest forward = request;
+  forward.token = e;
+  forward.client = this;
+  l2_->send(now, forward);
+}
+
+void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
+  const auto e = static_cast<std::uint32_t>(response.token);
+  const Entry done = entries_[e];
+  // Close the window before anyone is answered: a requester may send again from inside its
+  // on_response, and that request must not join a read that has already returned.
+  if (done.window) window_table(done.request.sm).erase(done.request.addr / line_bytes_);
+  free_entries_.push_back(e);
+  done.request.client->on_response(now, done.request);
+  for (std::uint32_t m = done.next; m != kNone;) {
+    const Entry waiter = entries_[m];  // copy, then free: a re-entrant send may reuse the slot
+    free_entries_.push_back(m);
+    waiter.request.client->on_response(now, waiter.request);
+    m = waiter.next;
+  }
+}
+
+std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
+  std::uint32_t e;
+  if (free_entries_.empty()) {
+    e = static_cast<std::uint32_t>(entries_.size());
+    entries_.emplace_back();
+  } else {
+    e = free_entries_.back();
+    free_entries_.pop_back();
+  }
+  entries_[e] = Entry{request, kNone, e, false};
+  return e;
+}
+
+LineTable& LrcCoalescer::window_table(std::uint32_t sm) {
+  const std::uint32_t group = sm / group_size_;
+  if (group >= windows_.size()) windows_.resize(group + 1);  // an SM beyond gpu.sm_count
+  return windows_[group];
+}
+
+}  // namespace simfa::memory_models

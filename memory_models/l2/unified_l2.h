@@ -1,0 +1,22 @@
+// `l2.unified`: one sliced L2 shared by every SM, each line in the slice its slice map picks.
+// Every request sees the same hit latency wherever it comes from (SlicedCache has the timing).
+#pragma once
+
+#include "simfa/component.h"
+#include "simfa/memory.h"
+#include "sliced_cache.h"
+
+namespace simfa::memory_models {
+
+class UnifiedL2 final : public SlicedCache {
+ public:
+  explicit UnifiedL2(const BuildContext& context) : SlicedCache(context) {}
+  static void describe(Schema& schema) { SlicedCache::describe(schema); }
+
+  void send(Cycle now, const MemRequest& request) override {
+    count_arrival(request);
+    enqueue(now, slice_of(line_of(request.addr), slices()), request, Route{});
+  }
+};
+
+}  // namespace simfa::memory_models

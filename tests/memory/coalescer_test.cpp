@@ -1,0 +1,162 @@
+// coalescer.lrc and coalescer.none alone, in front of a fake L2 that answers every request 50
+// cycles after it was sent (RecordingMemory).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrc_coalescer.h"
+#include "memory_harness.h"
+#include "pass_through_coalescer.h"
+
+namespace simfa::memory_models {
+namespace {
+
+using test::MemoryBench;
+using test::ParamOverrides;
+using test::read_request;
+using test::RecordingClient;
+using test::RecordingMemory;
+using test::write_request;
+
+constexpr Cycle kL2 = 50;
+constexpr Addr kX = 0x4000;  // a line-aligned address
+
+template <typename T>
+struct Rig {
+  explicit Rig(const ParamOverrides& overrides = {})
+      : coalescer(bench.make<T>(overrides)), l2(bench.events, kL2) {
+    coalescer->connect(l2);
+  }
+  void send_at(Cycle at, const MemRequest& request) {
+    bench.events.call(at, Priority::kEngine,
+                      [this, request](Cycle now) { coalescer->send(now, request); });
+  }
+  std::uint64_t stat(const std::string& name) const { return bench.stats.value("c." + name); }
+
+  MemoryBench bench;
+  std::unique_ptr<T> coalescer;
+  RecordingMemory l2;
+  RecordingClient client;
+};
+
+TEST(LrcCoalescer, PairInsideTheWindowMakesOneL2Request) {
+  Rig<LrcCoalescer> rig;
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  rig.send_at(10, read_request(kX, 2, rig.client, 1));  // SM 1: same pair (1 / 2 == 0 / 2)
+  rig.bench.events.run();
+  ASSERT_EQ(rig.l2.sent.size(), 1u);
+  // The one response (sent at 0, back at 50) answers both, each with its own request.
+  ASSERT_EQ(rig.client.responses.size(), 2u);
+  EXPECT_EQ(rig.client.responses[0].at, 50u);
+  EXPECT_EQ(rig.client.responses[0].request.token, 1u);
+  EXPECT_EQ(rig.client.responses[0].request.sm, 0u);
+  EXPECT_EQ(rig.client.responses[1].at, 50u);
+  EXPECT_EQ(rig.client.responses[1].request.token, 2u);
+  EXPECT_EQ(rig.client.responses[1].request.sm, 1u);
+  EXPECT_EQ(rig.client.responses[1].request.client, &rig.client);
+  // The forwarded request names the coalescer as its client.
+  EXPECT_NE(rig.l2.sent[0].request.client, &rig.client);
+  EXPECT_EQ(rig.stat("requests"), 2u);
+  EXPECT_EQ(rig.stat("merged"), 1u);
+  EXPECT_EQ(rig.stat("forwarded"), 1u);
+}
+
+TEST(LrcCoalescer, OutsideTheWindowTwoRequests) {
+  Rig<LrcCoalescer> rig;
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  // At 50 the first response has returned (memory events precede engine events in a cycle):
+  // the window is closed.
+  rig.send_at(50, read_request(kX, 2, rig.client, 1));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.l2.sent.size(), 2u);
+  EXPECT_EQ(rig.client.at(1), 50u);
+  EXPECT_EQ(rig.client.at(2), 100u);
+  EXPECT_EQ(rig.stat("merged"), 0u);
+}
+
+TEST(LrcCoalescer, DifferentPairsTwoRequests) {
+  Rig<LrcCoalescer> rig;
+  rig.send_at(0, read_request(kX, 1, rig.client, 1));   // pair 0
+  rig.send_at(10, read_request(kX, 2, rig.client, 2));  // pair 1
+  rig.bench.events.run();
+  EXPECT_EQ(rig.l2.sent.size(), 2u);
+  EXPECT_EQ(rig.client.at(2), 60u);
+}
+
+TEST(LrcCoalescer, GroupSizeSetsTheGroup) {
+  Rig<LrcCoalescer> rig({{"group_size", std::int64_t{4}}});
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  rig.send_at(1, read_request(kX, 2, rig.client, 3));  // 3 / 4 == 0
+  rig.send_at(2, read_request(kX, 3, rig.client, 4));  // 4 / 4 == 1
+  rig.bench.events.run();
+  EXPECT_EQ(rig.l2.sent.size(), 2u);
+  EXPECT_EQ(rig.client.at(2), 50u);
+  EXPECT_EQ(rig.client.at(3), 52u);
+}
+
+TEST(LrcCoalescer, WritesAndUncoveredReadsPassThrough) {
+  Rig<LrcCoalescer> rig;
+  rig.send_at(0, write_request(kX, 1, rig.client, 0));
+  rig.send_at(1, write_request(kX, 2, rig.client, 1));
+  rig.send_at(2, read_request(kX, 3, rig.client, 0, 32));   // opens kX's window: 32 bytes
+  rig.send_at(3, read_request(kX, 4, rig.client, 1, 128));  // not covered by it: forwarded
+  rig.send_at(4, read_request(kX + 32, 5, rig.client, 1, 32));  // not covered either
+  rig.send_at(5, read_request(kX, 6, rig.client, 1, 32));   // covered: merged
+  rig.bench.events.run();
+  EXPECT_EQ(rig.l2.sent.size(), 5u);
+  EXPECT_EQ(rig.stat("merged"), 1u);
+  EXPECT_EQ(rig.stat("forwarded"), 5u);
+  EXPECT_EQ(rig.client.at(1), 50u);
+  EXPECT_EQ(rig.client.at(2), 51u);
+  EXPECT_EQ(rig.client.at(6), 52u);  // with token 3's response
+  EXPECT_TRUE(rig.client.responses[0].request.write);
+}
+
+// A client that reads the line again from inside its response.
+class Rereader final : public MemClient {
+ public:
+  void on_response(Cycle now, const MemRequest& request) override {
+    at.push_back(now);
+    if (at.size() < 3) port->send(now, read_request(request.addr, at.size(), *this, request.sm));
+  }
+  MemoryPort* port = nullptr;
+  std::vector<Cycle> at;
+};
+
+TEST(LrcCoalescer, AReadSentFromTheResponseStartsANewWindow) {
+  Rig<LrcCoalescer> rig;
+  Rereader client;
+  client.port = rig.coalescer.get();
+  rig.coalescer->send(0, read_request(kX, 0, client, 0));
+  rig.bench.events.run();
+  EXPECT_EQ(client.at, (std::vector<Cycle>{50, 100, 150}));
+  EXPECT_EQ(rig.l2.sent.size(), 3u);
+}
+
+TEST(PassThroughCoalescer, ForwardsEveryRequestUnchanged) {
+  Rig<PassThroughCoalescer> rig;
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  rig.send_at(1, read_request(kX, 2, rig.client, 1));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.l2.sent.size(), 2u);
+  EXPECT_EQ(rig.l2.sent[1].request.client, &rig.client);
+  EXPECT_EQ(rig.l2.sent[1].request.token, 2u);
+  EXPECT_EQ(rig.client.at(2), 51u);
+  EXPECT_EQ(rig.stat("requests"), 2u);
+}
+
+TEST(Coalescers, Schema) {
+  EXPECT_EQ(test::schema_problems<LrcCoalescer>(), "");
+  EXPECT_EQ(test::schema_problems<PassThroughCoalescer>(), "");
+  MemoryBench bench;
+  auto lrc = bench.make<LrcCoalescer>({}, 1, "lrc");
+  auto none = bench.make<PassThroughCoalescer>({}, 1, "none");
+  auto expected = test::declared_stats<LrcCoalescer>("lrc");
+  expected.merge(test::declared_stats<PassThroughCoalescer>("none"));
+  EXPECT_EQ(bench.stats.names(), expected);
+}
+
+}  // namespace
+}  // namespace simfa::memory_models

@@ -1,0 +1,86 @@
+// The memory-hierarchy harness: the plugin harness (tests/plugins/engine_harness.h: manual event
+// queue, stats registry, parameters from the component's schema, RecordingMemory as a fixed-
+// latency fake for the next level down) plus what the hierarchy's levels need: a chosen seed and
+// SM count, a client recording every response, and the declared per-slice statistics expanded.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine_harness.h"
+#include "simfa/component.h"
+#include "simfa/memory.h"
+
+namespace simfa::test {
+
+/// Builds GPU-wide memory components against one queue and one stats registry.
+class MemoryBench {
+ public:
+  TestEventQueue events;
+  TestStats stats;
+  GpuConfig gpu;
+
+  explicit MemoryBench(int sm_count = 132) { gpu.sm_count = sm_count; }
+
+  /// A `T` at stats prefix `prefix`, seeded with `seed`.
+  template <typename T>
+  std::unique_ptr<T> make(const ParamOverrides& overrides = {}, std::uint64_t seed = 1,
+                          const std::string& prefix = "c") {
+    params_.push_back(resolve_params<T>(overrides));
+    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, seed, -1};
+    return std::make_unique<T>(context);
+  }
+
+ private:
+  std::deque<Params> params_;  // BuildContext::params must outlive the component
+};
+
+/// Records every response it is given.
+class RecordingClient final : public MemClient {
+ public:
+  struct Response {
+    Cycle at;
+    MemRequest request;
+  };
+  void on_response(Cycle now, const MemRequest& request) override {
+    responses.push_back({now, request});
+  }
+  /// The cycle of the response with `token`; kNever when there is none.
+  Cycle at(std::uint64_t token) const {
+    for (const Response& r : responses)
+      if (r.request.token == token) return r.at;
+    return kNever;
+  }
+  std::vector<Response> responses;
+};
+
+inline MemRequest read_request(Addr addr, std::uint64_t token, MemClient& client,
+                               std::uint16_t sm = 0, std::uint32_t bytes = 128) {
+  return MemRequest{addr, bytes, sm, false, token, &client};
+}
+inline MemRequest write_request(Addr addr, std::uint64_t token, MemClient& client,
+                                std::uint16_t sm = 0, std::uint32_t bytes = 128) {
+  return MemRequest{addr, bytes, sm, true, token, &client};
+}
+
+/// The statistics `T` declares, prefixed, with each "[i]" expanded to [0] .. [count - 1].
+template <typename T>
+std::set<std::string> declared_stats_expanded(std::uint32_t count, const std::string& prefix = "c") {
+  std::set<std::string> out;
+  for (const std::string& name : declared_stats<T>(prefix)) {
+    const auto at = name.find("[i]");
+    if (at == std::string::npos) {
+      out.insert(name);
+      continue;
+    }
+    for (std::uint32_t i = 0; i < count; ++i)
+      out.insert(name.substr(0, at) + "[" + std::to_string(i) + "]" + name.substr(at + 3));
+  }
+  return out;
+}
+
+}  // namespace simfa::test
