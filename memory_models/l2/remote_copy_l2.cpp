@@ -14,12 +14,12 @@ const char* const kSliceInsertionsDoc = "shadow copies inserted into this slice"
 
 void RemoteCopyL2::describe(Schema& schema) {
   SlicedCache::describe(schema);
-  // Hopper's cross-partition penalty is undisclosed (the paper, IV-C); 100 cycles is the order of
-  // the SM-to-slice spread measured on an L40 (222..339 cycles, arXiv 2606.22588). Calibrated
-  // per card from the pointer chase's transition window (validation/h200/).
+  // 170 cycles: Hopper's cross-partition penalty is undisclosed (the paper, IV-C); the H200
+  // pointer chase (validation/h200/README.md, section 1, latency histogram at 1980 MHz) has its
+  // L2-hit mode at 260-300 cycles and the likely far-partition-hit mode at 420-480: 450 - 280.
   schema.integer("far_latency")
       .unit("cycles")
-      .def(100)
+      .def(170)
       .range(0, 1e6)
       .doc("cycles added to every response of a request served across the partitions");
   // The paper calibrates both knobs against the H800 latency curve (IV-C) but its surviving text
