@@ -1,0 +1,187 @@
+#include "fa3_config.h"
+
+#include "simfa/error.h"
+
+namespace simfa::fa3 {
+
+namespace {
+
+struct Model {
+  const char* name;
+  std::int64_t heads;
+  std::int64_t kv_heads;
+};
+// Llama 3 attention (the paper's Table VII; Meta's model configs): 32 / 64 / 128 query heads,
+// 8 KV heads, head dim 128.
+constexpr Model kModels[] = {{"llama3-8b", 32, 8}, {"llama3-70b", 64, 8}, {"llama3-405b", 128, 8}};
+
+// Coordinates are 32-bit: sequence lengths up to 2^30 keep every tile origin inside int32.
+constexpr double kMaxSeqlen = 1 << 30;
+constexpr double kMaxCount = 65535;
+
+std::string kib(std::int64_t bytes) {
+  return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB"
+                           : std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+void describe_fa3_keys(Schema& schema) {
+  schema.string("model")
+      .def("none")
+      .choices({"none", "llama3-8b", "llama3-70b", "llama3-405b"})
+      .doc("Llama 3 preset: heads 32 / 64 / 128, kv_heads 8, head_dim 128");
+  schema.integer("batch").def(1).range(1, kMaxCount).doc("batch size");
+  schema.integer("heads").def(0).range(0, kMaxCount).doc("query heads; 0: the model's");
+  schema.integer("kv_heads")
+      .def(0)
+      .range(0, kMaxCount)
+      .doc(
+          "key/value heads (GQA: query head h reads KV head h / (heads / kv_heads)); 0: the "
+          "model's, else heads");
+  schema.integer("seqlen")
+      .def(0)
+      .range(0, kMaxSeqlen)
+      .unit("tokens")
+      .doc("sets seqlen_q and seqlen_k");
+  schema.integer("seqlen_q")
+      .def(0)
+      .range(0, kMaxSeqlen)
+      .unit("tokens")
+      .doc("query sequence length (with seqlen_k, instead of seqlen)");
+  schema.integer("seqlen_k")
+      .def(0)
+      .range(0, kMaxSeqlen)
+      .unit("tokens")
+      .doc("key/value sequence length");
+  schema.integer("head_dim").def(128).range(16, 256).doc("head dimension, a multiple of 16");
+  schema.integer("block_m").def(128).range(64, 192).doc(
+      "Q rows per CTA: 64 per consumer WarpGroup (FA3's kBlockM)");
+  schema.integer("block_n").def(0).range(0, 256).doc(
+      "K/V rows per step, a multiple of 16; 0: FA3's kBlockN for head dim 128, 176 (128 when "
+      "causal)");
+  schema.integer("stages").def(2).range(1, 16).doc("slots of the K ring and of the V ring");
+  schema.boolean("causal").def(false).doc("causal mask, bottom-right aligned as FA3 applies it");
+  schema.integer("exp2_per_cycle")
+      .def(16)
+      .range(1, 1 << 20)
+      .unit("ops/cycle")
+      .doc("exp2 (MUFU) throughput per SM; the paper's VI-B value for H800");
+  schema.integer("fp32_per_cycle")
+      .def(128)
+      .range(1, 1 << 20)
+      .unit("ops/cycle")
+      .doc("FP32 compare / add / multiply-add throughput of a WarpGroup's 128 threads (VI-B)");
+  schema.integer("cvt_per_cycle")
+      .def(256)
+      .range(1, 1 << 20)
+      .unit("ops/cycle")
+      .doc("FP32 -> FP16 conversion throughput per SM (VI-B)");
+}
+
+Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
+  Fa3Shape s;
+  const std::string& model = params.string("model");
+  const Model* preset = nullptr;
+  for (const Model& m : kModels)
+    if (model == m.name) preset = &m;
+  s.batch = params.integer("batch");
+  s.heads = params.integer("heads") > 0 ? params.integer("heads") : preset ? preset->heads : 0;
+  if (s.heads == 0)
+    params.fail("heads",
+                "missing heads: give heads, or model = llama3-8b, llama3-70b or llama3-405b");
+  s.kv_heads = params.integer("kv_heads") > 0 ? params.integer("kv_heads")
+               : preset                       ? preset->kv_heads
+                                              : s.heads;
+  if (s.heads % s.kv_heads != 0)
+    params.fail("kv_heads", "heads (" + std::to_string(s.heads) +
+                                ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) +
+                                ")");
+
+  const std::int64_t seqlen = params.integer("seqlen");
+  s.seqlen_q = params.integer("seqlen_q");
+  s.seqlen_k = params.integer("seqlen_k");
+  if (seqlen > 0) {
+    if (s.seqlen_q > 0 || s.seqlen_k > 0)
+      params.fail(s.seqlen_q > 0 ? "seqlen_q" : "seqlen_k",
+                  "seqlen sets both seqlen_q and seqlen_k; give seqlen, or seqlen_q and seqlen_k");
+    s.seqlen_q = s.seqlen_k = seqlen;
+  } else if (s.seqlen_q == 0 || s.seqlen_k == 0) {
+    params.fail(s.seqlen_q > 0   ? "seqlen_q"
+                : s.seqlen_k > 0 ? "seqlen_k"
+                                 : "seqlen",
+                s.seqlen_q == s.seqlen_k ? "missing seqlen (or seqlen_q and seqlen_k)"
+                : s.seqlen_q == 0        ? "missing seqlen_q (seqlen_k is given)"
+                                         : "missing seqlen_k (seqlen_q is given)");
+  }
+
+  s.head_dim = params.integer("head_dim");
+  if (s.head_dim % kWgmmaK != 0)
+    params.fail("head_dim", "head_dim = " + std::to_string(s.head_dim) +
+                                " is not a multiple of 16, the K of one WGMMA");
+  s.block_m = params.integer("block_m");
+  if (s.block_m % kRowsPerConsumer != 0)
+    params.fail("block_m", "block_m = " + std::to_string(s.block_m) +
+                               " is not a multiple of 64: each consumer WarpGroup owns 64 rows");
+  s.causal = params.boolean("causal");
+  // FA3's hopper/tile_size.h, head dim 128, 16-bit: kBlockN 176, or 128 under a causal mask.
+  s.block_n = params.integer("block_n") > 0 ? params.integer("block_n") : s.causal ? 128 : 176;
+  if (s.block_n % kWgmmaK != 0)
+    params.fail("block_n", "block_n = " + std::to_string(s.block_n) +
+                               " is not a multiple of 16, the K of P V's WGMMAs");
+  s.stages = params.integer("stages");
+
+  Fa3Throughputs u;
+  u.exp2 = params.integer("exp2_per_cycle");
+  u.fp32 = params.integer("fp32_per_cycle");
+  u.cvt = params.integer("cvt_per_cycle");
+  Fa3Kernel kernel(s, u);
+  if (gpu.smem_per_sm_bytes > 0 && kernel.smem_bytes() > gpu.smem_per_sm_bytes)
+    params.fail("stages", "a " + std::to_string(s.block_m) +
+                              "-row Q tile and stages = " + std::to_string(s.stages) + " of " +
+                              std::to_string(s.block_n) + "-row K and V tiles (head_dim " +
+                              std::to_string(s.head_dim) + ") need " + kib(kernel.smem_bytes()) +
+                              " of shared memory; gpu.smem_per_sm is " +
+                              kib(gpu.smem_per_sm_bytes));
+  return kernel;
+}
+
+std::string fa3_spec(const Fa3Kernel& kernel) {
+  const Fa3Shape& s = kernel.shape();
+  return "batch=" + std::to_string(s.batch) + ",heads=" + std::to_string(s.heads) +
+         ",kv_heads=" + std::to_string(s.kv_heads) + ",seqlen_q=" + std::to_string(s.seqlen_q) +
+         ",seqlen_k=" + std::to_string(s.seqlen_k) + ",head_dim=" + std::to_string(s.head_dim) +
+         ",block_m=" + std::to_string(s.block_m) + ",block_n=" + std::to_string(s.block_n) +
+         ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false");
+}
+
+std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
+  const Fa3Shape& s = kernel.shape();
+  const Fa3Throughputs& u = kernel.throughputs();
+  auto str = [](std::int64_t v) { return std::to_string(v); };
+  return {
+      {"batch", str(s.batch)},
+      {"heads", str(s.heads)},
+      {"kv_heads", str(s.kv_heads)},
+      {"seqlen_q", str(s.seqlen_q)},
+      {"seqlen_k", str(s.seqlen_k)},
+      {"head_dim", str(s.head_dim)},
+      {"block_m", str(s.block_m)},
+      {"block_n", str(s.block_n)},
+      {"stages", str(s.stages)},
+      {"causal", s.causal ? "true" : "false"},
+      {"exp2_per_cycle", str(u.exp2)},
+      {"fp32_per_cycle", str(u.fp32)},
+      {"cvt_per_cycle", str(u.cvt)},
+      {"grid", str(kernel.m_blocks()) + "x" + str(s.heads) + "x" + str(s.batch)},
+      {"cta_count", std::to_string(kernel.cta_count())},
+      {"consumers", str(kernel.consumers())},
+      {"softmax_bubble", str(kernel.softmax_bubble())},
+      {"epilogue_bubble", str(kernel.epilogue_bubble())},
+      {"qk_wgmmas", str(kernel.qk_wgmmas())},
+      {"pv_wgmmas", str(kernel.pv_wgmmas())},
+      {"smem_bytes", str(kernel.smem_bytes())},
+  };
+}
+
+}  // namespace simfa::fa3

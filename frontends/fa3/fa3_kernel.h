@@ -1,0 +1,130 @@
+// The FlashAttention-3 forward kernel the fa3 frontends model (the paper's section VI; FA3's
+// hopper/ sources): its launch geometry, tile scheduler order, causal KV ranges, TensorMaps,
+// resources and the non-MMA work of one tile as bubble cycles. Generator and translator both
+// take their structure from here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simfa/tensor_map.h"
+#include "simfa/types.h"
+
+namespace simfa::fa3 {
+
+struct Fa3Shape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t seqlen_q = 0;
+  std::int64_t seqlen_k = 0;
+  std::int64_t head_dim = 128;
+  std::int64_t block_m = 128;  ///< Q rows per CTA: 64 per consumer WarpGroup
+  std::int64_t block_n = 176;  ///< K/V rows per pipeline step
+  std::int64_t stages = 2;     ///< slots of the K ring and of the V ring
+  bool causal = false;         ///< bottom-right aligned mask, as FA3 applies it
+};
+
+/// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's
+/// section VI-B estimate for H800.
+struct Fa3Throughputs {
+  std::int64_t exp2 = 16;   ///< MUFU.EX2 results (16 per SM per cycle on Hopper)
+  std::int64_t fp32 = 128;  ///< FP32 compares, adds, multiply-adds (4 x 32 threads of a WG)
+  std::int64_t cvt = 256;   ///< FP32 -> FP16 conversions (packed, two per instruction)
+};
+
+/// Rows of one consumer WarpGroup: one m64 WGMMA instruction (T_M of the paper).
+inline constexpr std::int64_t kRowsPerConsumer = 64;
+/// K of one 16-bit WGMMA instruction (m64nNk16).
+inline constexpr std::int64_t kWgmmaK = 16;
+inline constexpr std::uint32_t kElementBytes = 2;  ///< FP16 / BF16 Q, K, V, O
+inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
+inline constexpr std::uint32_t kWarpsPerWarpGroup = 4;
+
+/// Q's global address; K, V and O follow, each at the next multiple of kTensorAlignment after
+/// the previous tensor, as consecutive cudaMalloc calls place them (2 MiB: the CUDA driver's
+/// allocation granularity for device memory).
+inline constexpr Addr kFirstTensorBase = 0x7f0000000000;
+inline constexpr Addr kTensorAlignment = Addr{2} << 20;
+
+/// TensorMap ids.
+inline constexpr std::uint16_t kMapQ = 0;
+inline constexpr std::uint16_t kMapK = 1;
+inline constexpr std::uint16_t kMapV = 2;
+inline constexpr std::uint16_t kMapO = 3;
+
+class Fa3Kernel {
+ public:
+  /// `shape` must be valid (read_fa3_config checks it).
+  Fa3Kernel(const Fa3Shape& shape, const Fa3Throughputs& throughputs);
+
+  const Fa3Shape& shape() const { return shape_; }
+  const Fa3Throughputs& throughputs() const { return throughputs_; }
+  /// Q, K, V, O in BSHD layout (innermost first: head_dim, sequence, head, batch).
+  const std::vector<TensorMap>& maps() const { return maps_; }
+
+  std::int64_t m_blocks() const { return m_blocks_; }  ///< Q tiles per head
+  std::int64_t n_blocks() const { return n_blocks_; }  ///< K/V tiles per KV head
+  std::uint64_t cta_count() const;
+
+  struct Tile {
+    std::int64_t m_block = 0;
+    std::int64_t head = 0;
+    std::int64_t batch = 0;
+  };
+  /// The work tile CTA `cta` computes: FA3's persistent tile schedulers hand tiles out in this
+  /// order (docs/workloads.md).
+  Tile tile_of(std::uint64_t cta) const;
+  std::int64_t kv_head(std::int64_t head) const { return head / (shape_.heads / shape_.kv_heads); }
+  /// KV tiles [0, n_block_max) the Q tile attends (FA3's BlockMN::get_n_block_min_max).
+  std::int64_t n_block_max(std::int64_t m_block) const;
+
+  /// Consumer WarpGroups: block_m / 64.
+  std::uint32_t consumers() const { return consumers_; }
+  /// Whether the consumers take turns on the tensor core through named barriers (FA3's
+  /// UseSchedulerBarrier: two or three consumers and head_dim <= 128 for 16-bit types).
+  bool scheduler_barrier() const { return consumers_ >= 2 && shape_.head_dim <= 128; }
+  /// Named barrier consumer `c` waits on for its turn; it arrives on the next one's.
+  static std::uint32_t turn_barrier(std::uint32_t c) { return 1 + c; }
+  std::uint32_t next_consumer(std::uint32_t c) const { return (c + 1) % consumers_; }
+
+  /// Ring slots: Q, then the K ring, then the V ring.
+  static std::uint8_t q_stage() { return 0; }
+  std::uint8_t k_stage(std::uint64_t i) const;
+  std::uint8_t v_stage(std::uint64_t i) const;
+  std::uint32_t stage_count() const { return static_cast<std::uint32_t>(1 + 2 * shape_.stages); }
+
+  /// WGMMAs of S = Q K^T for one consumer: ceil(64/64) x ceil(block_n/block_n) x
+  /// ceil(head_dim/16) m64n{block_n}k16 (8 for head dim 128, the paper's eight).
+  std::uint32_t qk_wgmmas() const;
+  /// WGMMAs of O += P V: ceil(64/64) x ceil(head_dim/head_dim) x ceil(block_n/16)
+  /// m64n{head_dim}k16 (11 for block_n 176).
+  std::uint32_t pv_wgmmas() const;
+
+  /// Softmax of one 64 x block_n tile after S is computed (the paper's section VI-B):
+  /// rowmax and rowsum (one FP32 op per score each), exp2 (one MUFU op per score), FP32 -> FP16
+  /// of P, and the rescale of O (64 x head_dim multiply-adds). 988 cycles for 64 x 176 x 128
+  /// with the H800 throughputs.
+  std::uint32_t softmax_bubble() const;
+  /// Epilogue of one consumer: O / rowsum (64 x head_dim FP32 multiplies) and FP32 -> FP16.
+  std::uint32_t epilogue_bubble() const;
+
+  /// Q tile + stages x (K tile + V tile); O is staged in the mainloop's space (FA3's union of
+  /// mainloop and epilogue shared storage).
+  std::int64_t smem_bytes() const;
+  /// setmaxnreg values of FA3 (flash_fwd_kernel_sm90.h, Load/MmaRegisterRequirement) for 1, 2
+  /// or 3 consumers.
+  std::uint32_t producer_registers_per_thread() const;
+  std::uint32_t consumer_registers_per_thread() const;
+
+ private:
+  Fa3Shape shape_;
+  Fa3Throughputs throughputs_;
+  std::vector<TensorMap> maps_;
+  std::int64_t m_blocks_ = 0;
+  std::int64_t n_blocks_ = 0;
+  std::uint32_t consumers_ = 0;
+  std::int64_t l2_swizzle_ = 1;  ///< causal: (head, batch) pairs per L2 section
+};
+
+}  // namespace simfa::fa3

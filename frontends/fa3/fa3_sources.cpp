@@ -1,0 +1,102 @@
+#include "fa3_sources.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "fa3_config.h"
+#include "simfa/error.h"
+
+namespace simfa::fa3 {
+
+namespace {
+
+void check_index(std::uint64_t index, std::uint64_t count) {
+  if (index >= count)
+    throw Error("internal: CTA " + std::to_string(index) + " requested from a grid of " +
+                std::to_string(count));
+}
+
+std::string read_log(const Params& params) {
+  const std::string& path = params.string("path");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    params.fail("path",
+                "cannot read event log '" + path + "': " +
+                    (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  std::ifstream in(path, std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) params.fail("path", "cannot read event log '" + path + "'");
+  return text;
+}
+
+}  // namespace
+
+// ---- workload.fa3 ------------------------------------------------------------------------------
+
+void Fa3Source::describe(Schema& schema) {
+  describe_fa3_keys(schema);
+}
+
+Fa3Source::Fa3Source(const BuildContext& context)
+    : kernel_(read_fa3_kernel(context.params, context.gpu)),
+      translator_(kernel_, "workload.fa3 (generated events)") {}
+
+void Fa3Source::build(std::uint64_t index, CtaProgram& out) {
+  check_index(index, cta_count());
+  generate_events(kernel_, index, events_);
+  translator_.translate(index, events_, out);
+}
+
+std::vector<std::pair<std::string, std::string>> Fa3Source::parameters() const {
+  return fa3_parameters(kernel_);
+}
+
+// ---- workload.fa3_events -----------------------------------------------------------------------
+
+void Fa3EventsSource::describe(Schema& schema) {
+  schema.string("path").required().doc(
+      "the event log (CSV, docs/workloads.md), from gen.fa3 or an instrumented FA3 kernel");
+  describe_fa3_keys(schema);
+}
+
+Fa3EventsSource::Fa3EventsSource(const BuildContext& context)
+    : kernel_(read_fa3_kernel(context.params, context.gpu)),
+      log_(read_log(context.params), context.params.string("path"), kernel_),
+      translator_(kernel_, context.params.string("path")) {
+  // Translating every CTA once reports a malformed log before the run starts.
+  CtaProgram scratch;
+  for (std::uint64_t cta = 0; cta < cta_count(); ++cta)
+    translator_.translate(cta, log_.cta(cta), scratch);
+}
+
+void Fa3EventsSource::build(std::uint64_t index, CtaProgram& out) {
+  check_index(index, cta_count());
+  translator_.translate(index, log_.cta(index), out);
+}
+
+std::vector<std::pair<std::string, std::string>> Fa3EventsSource::parameters() const {
+  std::vector<std::pair<std::string, std::string>> p = fa3_parameters(kernel_);
+  p.insert(p.begin(), {"path", log_.file()});
+  p.emplace_back("events", std::to_string(log_.records()));
+  return p;
+}
+
+// ---- gen.fa3 -----------------------------------------------------------------------------------
+
+void Fa3Generator::describe(Schema& schema) {
+  describe_fa3_keys(schema);
+}
+
+Fa3Generator::Fa3Generator(const BuildContext& context)
+    : kernel_(read_fa3_kernel(context.params, context.gpu)) {}
+
+void Fa3Generator::write(std::ostream& out) {
+  write_event_log(kernel_,
+                  "simfa FlashAttention-3 event log (docs/workloads.md); read it with "
+                  "--workload fa3_events:path=FILE," +
+                      fa3_spec(kernel_),
+                  out);
+}
+
+}  // namespace simfa::fa3

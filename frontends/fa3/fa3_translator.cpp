@@ -1,0 +1,235 @@
+#include "fa3_translator.h"
+
+#include <utility>
+
+#include "simfa/error.h"
+
+namespace simfa::fa3 {
+
+namespace {
+
+std::string tile_text(const EventRecord& r) {
+  return std::string(event_name(r.event)) + " tile " + std::to_string(r.tile);
+}
+
+/// A GEMM issued and not yet retired by a WAIT_WG: S = Q K^T of the i-th K tile or O += P V of
+/// the i-th V tile.
+struct Gemm {
+  bool qk;
+  std::uint64_t index;
+};
+
+}  // namespace
+
+Fa3EventTranslator::Fa3EventTranslator(const Fa3Kernel& kernel, std::string file)
+    : kernel_(kernel), file_(std::move(file)) {}
+
+void Fa3EventTranslator::fail(const EventRecord& at, const std::string& message) const {
+  throw InputError(SourceLocation{file_, at.line, at.column},
+                   "CTA " + std::to_string(cta_) + ": " + message);
+}
+
+std::uint32_t Fa3EventTranslator::push_coords(CtaProgram& out, std::int64_t row,
+                                              std::int64_t head) const {
+  const auto offset = static_cast<std::uint32_t>(out.coords.size());
+  for (std::int64_t c : {std::int64_t{0}, row, head, tile_.batch})
+    out.coords.push_back(static_cast<std::int32_t>(c));
+  return offset;
+}
+
+void Fa3EventTranslator::translate(std::uint64_t cta, const CtaEvents& events, CtaProgram& out) {
+  cta_ = cta;
+  tile_ = kernel_.tile_of(cta);
+  out.clear();
+  out.cta_id = cta;
+  out.smem_bytes = kernel_.smem_bytes();
+  out.stage_count = kernel_.stage_count();
+  out.consumers_per_stage = kernel_.consumers();
+  out.warpgroups.resize(1 + kernel_.consumers());
+  out.warpgroups[0].registers = kernel_.producer_registers_per_thread() * kThreadsPerWarpGroup;
+  producer(events[0], out.warpgroups[0].code, out);
+  for (std::uint32_t c = 0; c < kernel_.consumers(); ++c) {
+    out.warpgroups[1 + c].registers =
+        kernel_.consumer_registers_per_thread() * kThreadsPerWarpGroup;
+    if (events[1 + c].empty() && !events[0].empty())
+      fail(events[0].front(), "consumer WarpGroup " + std::to_string(1 + c) +
+                                  " records no events, while the producer loads Q, " +
+                                  std::to_string(k_tiles_.size()) + " K and " +
+                                  std::to_string(v_tiles_.size()) + " V tiles");
+    consumer(c, events[1 + c], out.warpgroups[1 + c].code, out);
+  }
+}
+
+void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
+                                  std::vector<Instruction>& code, CtaProgram& out) {
+  k_tiles_.clear();
+  v_tiles_.clear();
+  bool q_loaded = false;
+  for (const EventRecord& r : events) {
+    switch (r.event) {
+      case Fa3Event::kTmaQIssue:
+        if (q_loaded) fail(r, "the producer loads Q twice");
+        if (r.tile != tile_.m_block)
+          fail(r, "TMA_Q_ISSUE loads Q tile " + std::to_string(r.tile) +
+                      ", but this CTA computes Q tile " + std::to_string(tile_.m_block) +
+                      " (head " + std::to_string(tile_.head) + ", batch " +
+                      std::to_string(tile_.batch) + ") in FA3's tile order");
+        q_loaded = true;
+        code.push_back(Instruction::acquire_stage(Fa3Kernel::q_stage()));
+        code.push_back(Instruction::tma_load(
+            kMapQ, push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_m, tile_.head),
+            Fa3Kernel::q_stage()));
+        break;
+      case Fa3Event::kTmaKIssue:
+      case Fa3Event::kTmaVIssue: {
+        const bool k = r.event == Fa3Event::kTmaKIssue;
+        if (r.tile >= kernel_.n_blocks())
+          fail(r, tile_text(r) + " is outside the " + std::to_string(kernel_.n_blocks()) +
+                      " K/V tiles of seqlen_k");
+        std::vector<std::uint32_t>& tiles = k ? k_tiles_ : v_tiles_;
+        const std::uint8_t stage =
+            k ? kernel_.k_stage(tiles.size()) : kernel_.v_stage(tiles.size());
+        code.push_back(Instruction::acquire_stage(stage));
+        code.push_back(
+            Instruction::tma_load(k ? kMapK : kMapV,
+                                  push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_n,
+                                              kernel_.kv_head(tile_.head)),
+                                  stage));
+        tiles.push_back(r.tile);
+        break;
+      }
+      default:
+        fail(r, std::string(event_name(r.event)) + " is a consumer event, but warp " +
+                    std::to_string(r.warp) + " is in the producer WarpGroup (warps 0-3)");
+    }
+  }
+  if (!q_loaded && !events.empty()) fail(events.back(), "the producer never issues TMA_Q_ISSUE");
+  code.push_back(Instruction::exit());
+}
+
+void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord>& events,
+                                  std::vector<Instruction>& code, CtaProgram& out) {
+  const std::uint32_t store =
+      push_coords(out, tile_.m_block * kernel_.shape().block_m + std::int64_t{c} * kRowsPerConsumer,
+                  tile_.head);
+  if (events.empty()) {  // no KV tile to attend: FA3 writes zeros
+    code.push_back(Instruction::tma_store(kMapO, store));
+    code.push_back(Instruction::exit());
+    return;
+  }
+  const bool barrier = kernel_.scheduler_barrier();
+  // mma_init: the first consumer's own arrival lets it take the first turn.
+  if (barrier && c == 0) code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
+  code.push_back(Instruction::mb_wait(Fa3Kernel::q_stage()));
+
+  std::uint64_t k_used = 0, v_used = 0;  // GEMMs issued on K and V tiles
+  bool k_waited = false, v_waited = false;
+  bool in_turn = false;
+  std::uint32_t gid = 0;
+  std::vector<Gemm> outstanding;
+  auto check_tile = [&](const EventRecord& r, bool k, std::uint64_t i) {
+    const std::vector<std::uint32_t>& tiles = k ? k_tiles_ : v_tiles_;
+    if (i >= tiles.size())
+      fail(r, tile_text(r) + " needs the producer's " + (k ? "K" : "V") + " load " +
+                  std::to_string(i + 1) + ", but it loads " + std::to_string(tiles.size()));
+    if (tiles[i] != r.tile)
+      fail(r, tile_text(r) + " uses the producer's " + (k ? "K" : "V") + " load " +
+                  std::to_string(i + 1) + ", which is of tile " + std::to_string(tiles[i]));
+  };
+  auto gemm = [&](std::uint32_t count, std::int64_t n) {
+    for (std::uint32_t i = 0; i < count; ++i)
+      code.push_back(Instruction::wgmma(static_cast<std::uint16_t>(kRowsPerConsumer),
+                                        static_cast<std::uint16_t>(n),
+                                        static_cast<std::uint16_t>(kWgmmaK), gid));
+    code.push_back(Instruction::wgmma_commit(gid));
+    ++gid;
+  };
+
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const EventRecord& r = events[i];
+    switch (r.event) {
+      case Fa3Event::kWaitKStart:
+      case Fa3Event::kWaitVStart: {
+        const bool k = r.event == Fa3Event::kWaitKStart;
+        bool& waited = k ? k_waited : v_waited;
+        if (waited)
+          fail(r, std::string("a second ") + event_name(r.event) + " before the GEMM that uses it");
+        check_tile(r, k, k ? k_used : v_used);
+        code.push_back(Instruction::mb_wait(k ? kernel_.k_stage(k_used) : kernel_.v_stage(v_used)));
+        waited = true;
+        break;
+      }
+      case Fa3Event::kGemmQkIssue: {
+        check_tile(r, true, k_used);
+        // fwd_step: a turn on the tensor core is S of one tile and P V of the previous one,
+        // issued between warp_scheduler_barrier_sync and _arrive.
+        bool turn = false;
+        for (std::size_t j = i + 1; barrier && j < events.size(); ++j) {
+          const Fa3Event next = events[j].event;
+          if (next == Fa3Event::kWaitKStart || next == Fa3Event::kWaitVStart) continue;
+          turn = next == Fa3Event::kGemmPvIssue;
+          break;
+        }
+        if (turn) code.push_back(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
+        // Every consumer waits on the K mbarrier in the model (its phase count must advance);
+        // where the log has no wait, the data is in by the time the turn comes.
+        if (!k_waited) code.push_back(Instruction::mb_wait(kernel_.k_stage(k_used)));
+        gemm(kernel_.qk_wgmmas(), kernel_.shape().block_n);
+        outstanding.push_back({true, k_used++});
+        k_waited = false;
+        in_turn = turn;
+        break;
+      }
+      case Fa3Event::kGemmPvIssue:
+        check_tile(r, false, v_used);
+        if (!v_waited) code.push_back(Instruction::mb_wait(kernel_.v_stage(v_used)));
+        gemm(kernel_.pv_wgmmas(), kernel_.shape().head_dim);
+        outstanding.push_back({false, v_used++});
+        v_waited = false;
+        if (in_turn)
+          code.push_back(
+              Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
+        in_turn = false;
+        break;
+      case Fa3Event::kWaitWg1:
+      case Fa3Event::kWaitWg0: {
+        const std::size_t keep = r.event == Fa3Event::kWaitWg1 ? 1 : 0;
+        code.push_back(Instruction::wgmma_wait(static_cast<std::uint32_t>(keep)));
+        bool softmax = false;
+        std::size_t retired = 0;
+        for (; outstanding.size() - retired > keep; ++retired) {
+          const Gemm& g = outstanding[retired];
+          code.push_back(Instruction::release_stage(g.qk ? kernel_.k_stage(g.index)
+                                                         : kernel_.v_stage(g.index)));
+          softmax = softmax || g.qk;
+        }
+        outstanding.erase(outstanding.begin(),
+                          outstanding.begin() + static_cast<std::ptrdiff_t>(retired));
+        if (softmax) code.push_back(Instruction::bubble(kernel_.softmax_bubble()));
+        break;
+      }
+      default:
+        fail(r, std::string(event_name(r.event)) + " is a producer event, but warp " +
+                    std::to_string(r.warp) + " is in consumer WarpGroup " + std::to_string(1 + c));
+    }
+  }
+
+  const EventRecord& last = events.back();
+  if (!outstanding.empty())
+    fail(last, "truncated: the consumer's events end with " + std::to_string(outstanding.size()) +
+                   " GEMM(s) never waited for (no WAIT_WG_0 after its last " + tile_text(last) +
+                   ")");
+  if (k_waited || v_waited)
+    fail(last, std::string("truncated: the consumer's events end after a ") +
+                   (k_waited ? "WAIT_K_START" : "WAIT_V_START") + " without its GEMM");
+  if (k_used != k_tiles_.size() || v_used != v_tiles_.size())
+    fail(last, "consumer WarpGroup " + std::to_string(1 + c) + " multiplies " +
+                   std::to_string(k_used) + " K and " + std::to_string(v_used) +
+                   " V tiles, but the producer loads " + std::to_string(k_tiles_.size()) + " and " +
+                   std::to_string(v_tiles_.size()) + ": the log is truncated");
+  code.push_back(Instruction::bubble(kernel_.epilogue_bubble()));
+  code.push_back(Instruction::tma_store(kMapO, store));
+  code.push_back(Instruction::exit());
+}
+
+}  // namespace simfa::fa3

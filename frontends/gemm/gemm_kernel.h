@@ -1,0 +1,118 @@
+// The TMA + WGMMA GEMM of the paper's section V-B as per-CTA programs: C = A x B with one CTA
+// per block_m x block_n tile of C, a `stages`-deep ring of A and B k-tiles, and real global
+// addresses (section V-C), so CTAs that share an A row-block or a B column-block load the same
+// lines. docs/workloads.md describes the programs instruction by instruction.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simfa/program.h"
+#include "simfa/tensor_map.h"
+#include "simfa/types.h"
+
+namespace simfa::gemm {
+
+enum class Raster : std::uint8_t {
+  kRowMajor,  ///< CTA i computes tile (i / tiles_n, i % tiles_n)
+  kGrouped,   ///< Triton's grouped order: kGroupRows tile rows, column by column inside a group
+};
+/// Tile rows per group of the grouped raster: GROUP_SIZE_M = 8 of Triton's matmul tutorial
+/// (python/tutorials/03-matrix-multiplication.py).
+inline constexpr std::int64_t kGroupRows = 8;
+
+enum class Dtype : std::uint8_t { kFp16, kBf16, kFp8 };
+/// Bytes per A and B element.
+std::uint32_t element_bytes(Dtype dtype);
+/// K of one WGMMA instruction (m64nNk16 for 16-bit types, m64nNk32 for 8-bit ones; PTX ISA,
+/// "wgmma.mma_async" shapes).
+std::uint32_t wgmma_k(Dtype dtype);
+/// Bytes per C element: FP16/BF16 out, FP16 also for FP8 inputs (as the analytical model).
+inline constexpr std::uint32_t kOutputBytes = 2;
+
+/// How B is stored: N x K (K contiguous, "nk": what WGMMA reads without a transpose, and the
+/// only layout 8-bit WGMMA accepts) or K x N (N contiguous, "kn").
+enum class BLayout : std::uint8_t { kNK, kKN };
+
+/// One WGMMA instruction covers 64 rows (m64nNk).
+inline constexpr std::int64_t kWgmmaM = 64;
+
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t block_m = 128;
+  std::int64_t block_n = 128;
+  std::int64_t block_k = 64;
+  std::int64_t stages = 3;
+  bool warp_specialized = false;
+  Raster raster = Raster::kRowMajor;
+  Dtype dtype = Dtype::kFp16;
+  BLayout b_layout = BLayout::kNK;
+  Addr a_base = 0;  ///< global byte addresses of the tensors (multiples of 16)
+  Addr b_base = 0;
+  Addr c_base = 0;
+  std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
+  std::uint32_t per_iteration_bubble = 0;  ///< cycles after every k-tile's WGMMAs
+};
+
+/// Registers per thread beyond the accumulators: CUTLASS's producer WarpGroup keeps 40
+/// (LoadRegisterRequirement of sm90_gemm_tma_warpspecialized_cooperative.hpp), the floor for
+/// addressing, loop state and descriptors.
+inline constexpr std::uint32_t kBaseRegistersPerThread = 40;
+/// Registers per thread of a warp-specialized consumer WarpGroup: CUTLASS's setmaxnreg value
+/// (MmaRegisterRequirement = 232, same file).
+inline constexpr std::uint32_t kConsumerRegistersPerThread = 232;
+inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
+
+class GemmKernel {
+ public:
+  /// `shape` must be valid (GemmSource checks every key against docs/workloads.md's limits).
+  explicit GemmKernel(const GemmShape& shape);
+
+  const GemmShape& shape() const { return shape_; }
+  /// A (id 0), B (id 1), C (id 2): the full tensors, box = one tile.
+  const std::vector<TensorMap>& maps() const { return maps_; }
+  std::int64_t tiles_m() const { return tiles_m_; }
+  std::int64_t tiles_n() const { return tiles_n_; }
+  std::int64_t k_tiles() const { return k_tiles_; }
+  std::uint64_t cta_count() const { return static_cast<std::uint64_t>(tiles_m_ * tiles_n_); }
+
+  struct Tile {
+    std::int64_t m = 0;  ///< pid_m: tile row
+    std::int64_t n = 0;  ///< pid_n: tile column
+  };
+  /// The tile CTA `cta` computes, in the raster order.
+  Tile tile_of(std::uint64_t cta) const;
+
+  /// WarpGroups that issue WGMMAs: 1, or with warp specialization 2 when block_m is a multiple
+  /// of 128 (CUTLASS's cooperative kernel: each consumer owns half the rows), else 1.
+  std::uint32_t consumers() const { return consumers_; }
+  /// WGMMAs per k-tile of one consumer: (rows / 64) x 1 x (block_k / wgmma_k); N = block_n in
+  /// one instruction since block_n <= 256.
+  std::uint32_t wgmmas_per_k_tile() const { return wgmmas_per_k_tile_; }
+  /// stages x (A tile + B tile) + the C tile staged for its TMA store.
+  std::int64_t smem_bytes() const { return smem_bytes_; }
+  /// Accumulator registers per thread of one consumer: rows x block_n fp32 over 128 threads.
+  std::uint32_t accumulator_registers() const { return accumulator_registers_; }
+
+  void build(std::uint64_t cta, CtaProgram& out) const;
+
+ private:
+  void load_k_tile(std::int64_t k, std::uint8_t stage, const Tile& tile,
+                   std::vector<Instruction>& code, CtaProgram& out) const;
+  void multiply_k_tile(std::int64_t k, std::vector<Instruction>& code) const;
+
+  GemmShape shape_;
+  std::vector<TensorMap> maps_;
+  std::int64_t tiles_m_ = 0;
+  std::int64_t tiles_n_ = 0;
+  std::int64_t k_tiles_ = 0;
+  std::uint32_t consumers_ = 1;
+  std::int64_t rows_per_consumer_ = 0;
+  std::uint32_t wgmmas_per_k_tile_ = 0;
+  std::int64_t smem_bytes_ = 0;
+  std::uint32_t accumulator_registers_ = 0;
+};
+
+}  // namespace simfa::gemm

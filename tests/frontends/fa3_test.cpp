@@ -1,0 +1,820 @@
+// The fa3 frontends: the 988-cycle softmax bubble, the generator -> event log -> translator round
+// trip against a hand-written program, the event-log reader's errors with their lines, GQA head
+// mapping, causal tile counts and CTA order, and the bytes the tiling loads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "fa3_event_log.h"
+#include "fa3_events.h"
+#include "fa3_kernel.h"
+#include "fa3_sources.h"
+#include "simfa/error.h"
+#include "simfa/event_queue.h"
+#include "simfa/stats.h"
+
+namespace simfa::fa3 {
+namespace {
+
+class NullEvents final : public EventQueue {
+ public:
+  Cycle now() const override { return 0; }
+  EventId schedule(Cycle, EventTarget&, std::uint64_t, Priority) override { return {}; }
+  bool cancel(EventId) override { return false; }
+};
+
+class NullStats final : public StatsRegistry {
+ public:
+  Counter& counter(const std::string&, std::string_view, std::string_view) override {
+    return counter_;
+  }
+  Histogram& histogram(const std::string&, std::string_view, std::string_view, std::uint64_t,
+                       std::size_t) override {
+    return histogram_;
+  }
+  void formula(const std::string&, std::string_view, std::string_view, Formula) override {}
+
+ private:
+  Counter counter_;
+  Histogram histogram_{1, 1};
+};
+
+using Keys = std::vector<std::pair<std::string, ParamValue>>;
+ParamValue i64(std::int64_t v) {
+  return ParamValue{v};
+}
+
+/// Builds a component of type T from its schema's defaults and `keys`, each on its own line of
+/// "w.toml" (line 2 + its index).
+struct Harness {
+  NullEvents events;
+  NullStats stats;
+  GpuConfig gpu;
+
+  template <typename T>
+  std::unique_ptr<T> make(const Keys& keys) {
+    Schema schema;
+    T::describe(schema);
+    std::vector<Params::Entry> entries;
+    for (const ParamSpec& spec : schema.params()) {
+      Params::Entry e{spec.name, spec.default_value.value_or(ParamValue{std::string()}), {}};
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (keys[i].first == spec.name)
+          e = {spec.name, keys[i].second,
+               SourceLocation{"w.toml", static_cast<std::uint32_t>(2 + i), 1}};
+      entries.push_back(std::move(e));
+    }
+    const Params params("workload", SourceLocation{"w.toml", 1, 1}, std::move(entries));
+    BuildContext context{params, events, StatsScope(stats, "workload"), gpu, 1, -1};
+    return std::make_unique<T>(context);
+  }
+};
+
+std::string data_path(const std::string& name) {
+  return std::string(SIMFA_SOURCE_DIR) + "/tests/frontends/data/" + name;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+/// The small shape of the round-trip test: two query heads sharing one KV head, one Q tile of
+/// 128 rows, two KV tiles of 176 (352 keys).
+const Keys kSmall = {
+    {"heads", i64(2)}, {"kv_heads", i64(1)}, {"seqlen_q", i64(128)}, {"seqlen_k", i64(352)}};
+
+Keys with(Keys keys, const Keys& more) {
+  keys.insert(keys.end(), more.begin(), more.end());
+  return keys;
+}
+
+std::string generated_log(const Keys& keys) {
+  Harness h;
+  std::ostringstream out;
+  h.make<Fa3Generator>(keys)->write(out);
+  return out.str();
+}
+
+/// One line per instruction, TMA operands resolved: "TMA_LOAD K 0,176,0,0 s1".
+std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaProgram& p,
+                                 const std::vector<TensorMap>& maps) {
+  std::vector<std::string> out;
+  for (const Instruction& i : wg.code) {
+    std::string s = opcode_name(i.op);
+    switch (i.op) {
+      case Opcode::kTmaLoad:
+      case Opcode::kTmaStore: {
+        s += " " + maps[i.map].name + " ";
+        for (std::uint32_t d = 0; d < maps[i.map].rank; ++d)
+          s += (d ? "," : "") + std::to_string(p.coords[i.x + d]);
+        if (i.op == Opcode::kTmaLoad) s += " s" + std::to_string(i.stage);
+        break;
+      }
+      case Opcode::kAcquireStage:
+      case Opcode::kReleaseStage:
+      case Opcode::kMbWait:
+        s += " " + std::to_string(i.stage);
+        break;
+      case Opcode::kWgmma:
+        s += " " + std::to_string(i.wgmma_m()) + "," + std::to_string(i.wgmma_n()) + "," +
+             std::to_string(i.wgmma_k()) + " gid " + std::to_string(i.gid());
+        break;
+      case Opcode::kWgmmaCommit:
+        s += " " + std::to_string(i.gid());
+        break;
+      case Opcode::kExit:
+        break;
+      default:
+        s += " " + std::to_string(i.x);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void repeat(std::vector<std::string>& v, int n, const std::string& line) {
+  for (int i = 0; i < n; ++i) v.push_back(line);
+}
+
+void expect_same(const CtaProgram& a, const CtaProgram& b, const std::vector<TensorMap>& maps) {
+  EXPECT_EQ(a.cta_id, b.cta_id);
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes);
+  EXPECT_EQ(a.stage_count, b.stage_count);
+  EXPECT_EQ(a.consumers_per_stage, b.consumers_per_stage);
+  EXPECT_EQ(a.barrier_participants, b.barrier_participants);
+  ASSERT_EQ(a.warpgroups.size(), b.warpgroups.size());
+  for (std::size_t w = 0; w < a.warpgroups.size(); ++w) {
+    EXPECT_EQ(a.warpgroups[w].registers, b.warpgroups[w].registers);
+    EXPECT_EQ(listing(a.warpgroups[w], a, maps), listing(b.warpgroups[w], b, maps))
+        << "CTA " << a.cta_id << " WarpGroup " << w;
+  }
+}
+
+// ---- the kernel ---------------------------------------------------------------------------------
+
+TEST(Fa3Bubbles, SoftmaxOf64x176IsThePapers988CyclesOnH800) {
+  const Fa3Kernel kernel(Fa3Shape{1, 32, 8, 4096, 4096}, Fa3Throughputs{});
+  EXPECT_EQ(kernel.shape().block_n, 176);
+  // Section VI-B, per 64 x 176 tile of one consumer WarpGroup (T_M x T_N = 11264 scores):
+  const int rowmax = 11264 / 128;      // 88: one FP32 compare per score, 128 per cycle
+  const int exp = 11264 / 16;          // 704: one MUFU exp2 per score, 16 per SM per cycle
+  const int rowsum = 11264 / 128;      // 88: one FP32 add per score
+  const int convert = 11264 / 256;     // 44: FP32 -> FP16 of P, 256 per cycle
+  const int rescale = 64 * 128 / 128;  // 64: O (T_M x D) multiply-adds
+  EXPECT_EQ(rowmax + exp + rowsum + convert + rescale, 988);
+  EXPECT_EQ(kernel.softmax_bubble(), 988u);
+  // The epilogue: O / rowsum (8192 multiplies, 64 cycles) and its conversion (32 cycles).
+  EXPECT_EQ(kernel.epilogue_bubble(), 96u);
+
+  // Throughputs are parameters: H20's MUFU is not slower per SM, but a unit half as fast doubles
+  // its term.
+  const Fa3Kernel slow_exp(Fa3Shape{1, 32, 8, 4096, 4096}, Fa3Throughputs{8, 128, 256});
+  EXPECT_EQ(slow_exp.softmax_bubble(), 988u + 704);
+  Fa3Shape causal{1, 32, 8, 4096, 4096};
+  causal.block_n = 128;
+  EXPECT_EQ(Fa3Kernel(causal, Fa3Throughputs{}).softmax_bubble(), 64u + 512 + 64 + 32 + 64);
+}
+
+TEST(Fa3Kernel, WgmmasPerGemmFollowTheExpansionRule) {
+  // ceil(M / 64) x ceil(N / instrN) x ceil(K / 16) with instrN = N: S = Q K^T is 64 x 176 x 128,
+  // eight m64n176k16 (the paper's eight); O += P V is 64 x 128 x 176, eleven m64n128k16.
+  const Fa3Kernel kernel(Fa3Shape{1, 32, 8, 4096, 4096}, Fa3Throughputs{});
+  EXPECT_EQ(kernel.qk_wgmmas(), 8u);
+  EXPECT_EQ(kernel.pv_wgmmas(), 11u);
+  Fa3Shape s{1, 32, 8, 4096, 4096};
+  s.head_dim = 64;
+  s.block_n = 128;
+  EXPECT_EQ(Fa3Kernel(s, Fa3Throughputs{}).qk_wgmmas(), 4u);
+  EXPECT_EQ(Fa3Kernel(s, Fa3Throughputs{}).pv_wgmmas(), 8u);
+}
+
+TEST(Fa3Kernel, ResourcesAndTensorMaps) {
+  const Fa3Kernel kernel(Fa3Shape{2, 64, 8, 4096, 4096}, Fa3Throughputs{});
+  EXPECT_EQ(kernel.consumers(), 2u);
+  EXPECT_TRUE(kernel.scheduler_barrier());
+  EXPECT_EQ(kernel.smem_bytes(), 208 * 1024);  // Q 32 KiB + 2 x (K + V) 44 KiB
+  EXPECT_EQ(kernel.producer_registers_per_thread(), 24u);
+  EXPECT_EQ(kernel.consumer_registers_per_thread(), 240u);
+  EXPECT_EQ(kernel.stage_count(), 5u);
+  EXPECT_EQ(kernel.cta_count(), 32u * 64 * 2);
+  const auto& q = kernel.maps()[kMapQ];
+  EXPECT_EQ(q.name, "Q");
+  EXPECT_EQ(q.base, kFirstTensorBase);
+  EXPECT_EQ(q.rank, 4u);
+  EXPECT_EQ(q.shape[0], 128u);
+  EXPECT_EQ(q.shape[1], 4096u);
+  EXPECT_EQ(q.shape[2], 64u);
+  EXPECT_EQ(q.shape[3], 2u);
+  EXPECT_EQ(q.stride[1], 64u * 128 * 2);  // BSHD: the next token is all heads further
+  EXPECT_EQ(q.stride[2], 128u * 2);
+  EXPECT_EQ(q.stride[3], 4096u * 64 * 128 * 2);
+  EXPECT_EQ(q.box[1], 128u);
+  const auto& k = kernel.maps()[kMapK];
+  EXPECT_EQ(k.base, kFirstTensorBase + 64 * kTensorAlignment);  // Q is 128 MiB
+  EXPECT_EQ(k.shape[2], 8u);
+  EXPECT_EQ(k.stride[1], 8u * 128 * 2);
+  EXPECT_EQ(k.box[1], 176u);
+  EXPECT_EQ(kernel.maps()[kMapV].base, k.base + 8 * kTensorAlignment);  // K is 16 MiB
+  EXPECT_EQ(kernel.maps()[kMapO].box[1], 64u);
+
+  Fa3Shape three{1, 32, 8, 1024, 1024};
+  three.block_m = 192;
+  EXPECT_EQ(Fa3Kernel(three, Fa3Throughputs{}).consumer_registers_per_thread(), 160u);
+  Fa3Shape wide{1, 32, 8, 1024, 1024};
+  wide.head_dim = 256;
+  wide.block_n = 80;
+  EXPECT_FALSE(Fa3Kernel(wide, Fa3Throughputs{}).scheduler_barrier());  // FA3: hdim <= 128 only
+}
+
+// ---- generator -> event log -> translator -------------------------------------------------------
+
+TEST(Fa3RoundTrip, SmallShapeTranslatesToTheHandWrittenProgram) {
+  Harness h;
+  auto source = h.make<Fa3Source>(kSmall);
+  ASSERT_EQ(source->cta_count(), 2u);
+  CtaProgram p;
+  source->build(1, p);  // Q tile 0 of head 1, which reads KV head 0
+  const auto& maps = source->tensor_maps();
+  EXPECT_EQ(p.stage_count, 5u);  // Q; K ring 1-2; V ring 3-4
+  EXPECT_EQ(p.consumers_per_stage, 2u);
+  EXPECT_EQ(p.smem_bytes, (128 + 2 * 2 * 176) * 128 * 2);
+  ASSERT_EQ(p.warpgroups.size(), 3u);
+  EXPECT_EQ(p.warpgroups[0].registers, 24u * 128);
+  EXPECT_EQ(p.warpgroups[1].registers, 240u * 128);
+
+  // FA3's producer: K of the last tile, Q, then K of tile 0 with V of tile 1, then V of tile 0.
+  EXPECT_EQ(
+      listing(p.warpgroups[0], p, maps),
+      (std::vector<std::string>{"ACQUIRE_STAGE 1", "TMA_LOAD K 0,176,0,0 s1", "ACQUIRE_STAGE 0",
+                                "TMA_LOAD Q 0,0,1,0 s0", "ACQUIRE_STAGE 2", "TMA_LOAD K 0,0,0,0 s2",
+                                "ACQUIRE_STAGE 3", "TMA_LOAD V 0,176,0,0 s3", "ACQUIRE_STAGE 4",
+                                "TMA_LOAD V 0,0,0,0 s4", "EXIT"}));
+
+  // Consumer 0: first S alone, then a turn (S of tile 0, P V of tile 1) between BAR_WAIT on its
+  // barrier and BAR_ARRIVE on consumer 1's, then the last P V.
+  std::vector<std::string> c0 = {"BAR_ARRIVE 1", "MB_WAIT 0", "MB_WAIT 1"};
+  repeat(c0, 8, "WGMMA 64,176,16 gid 0");
+  c0.insert(c0.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 0", "RELEASE_STAGE 1", "BUBBLE 988",
+                       "MB_WAIT 2", "BAR_WAIT 1"});
+  repeat(c0, 8, "WGMMA 64,176,16 gid 1");
+  c0.insert(c0.end(), {"WGMMA_COMMIT 1", "MB_WAIT 3"});
+  repeat(c0, 11, "WGMMA 64,128,16 gid 2");
+  c0.insert(c0.end(), {"WGMMA_COMMIT 2", "BAR_ARRIVE 2", "WGMMA_WAIT 1", "RELEASE_STAGE 2",
+                       "BUBBLE 988", "WGMMA_WAIT 0", "RELEASE_STAGE 3", "MB_WAIT 4"});
+  repeat(c0, 11, "WGMMA 64,128,16 gid 3");
+  c0.insert(c0.end(), {"WGMMA_COMMIT 3", "WGMMA_WAIT 0", "RELEASE_STAGE 4", "BUBBLE 96",
+                       "TMA_STORE O 0,0,1,0", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[1], p, maps), c0);
+
+  // Consumer 1 records no K / V waits inside its turns (FA3 lets only the first consumer wait
+  // there); the model still waits on each fill, after its BAR_WAIT.
+  std::vector<std::string> c1 = {"MB_WAIT 0", "MB_WAIT 1"};
+  repeat(c1, 8, "WGMMA 64,176,16 gid 0");
+  c1.insert(c1.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 0", "RELEASE_STAGE 1", "BUBBLE 988",
+                       "BAR_WAIT 2", "MB_WAIT 2"});
+  repeat(c1, 8, "WGMMA 64,176,16 gid 1");
+  c1.insert(c1.end(), {"WGMMA_COMMIT 1", "MB_WAIT 3"});
+  repeat(c1, 11, "WGMMA 64,128,16 gid 2");
+  c1.insert(c1.end(), {"WGMMA_COMMIT 2", "BAR_ARRIVE 1", "WGMMA_WAIT 1", "RELEASE_STAGE 2",
+                       "BUBBLE 988", "WGMMA_WAIT 0", "RELEASE_STAGE 3", "MB_WAIT 4"});
+  repeat(c1, 11, "WGMMA 64,128,16 gid 3");
+  c1.insert(c1.end(), {"WGMMA_COMMIT 3", "WGMMA_WAIT 0", "RELEASE_STAGE 4", "BUBBLE 96",
+                       "TMA_STORE O 0,64,1,0", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[2], p, maps), c1);
+
+  // The generated log is the committed fixture, and reading it back gives the same programs.
+  const std::string fixture = data_path("fa3_small_events.csv");
+  EXPECT_EQ(generated_log(kSmall), read_file(fixture));
+  auto events = h.make<Fa3EventsSource>(with(kSmall, {{"path", ParamValue{fixture}}}));
+  for (std::uint64_t cta = 0; cta < 2; ++cta) {
+    CtaProgram direct, read;
+    source->build(cta, direct);
+    events->build(cta, read);
+    expect_same(direct, read, maps);
+  }
+}
+
+TEST(Fa3RoundTrip, EventLogAndDirectPathAgreeOnWholeGrids) {
+  const std::vector<Keys> shapes = {
+      {{"model", ParamValue{"llama3-8b"}}, {"seqlen", i64(1024)}},
+      {{"model", ParamValue{"llama3-8b"}},
+       {"seqlen_q", i64(700)},
+       {"seqlen_k", i64(1000)},
+       {"causal", ParamValue{true}},
+       {"batch", i64(2)}},
+      {{"heads", i64(6)},
+       {"kv_heads", i64(2)},
+       {"seqlen", i64(600)},
+       {"block_m", i64(192)},
+       {"stages", i64(1)}},
+      {{"heads", i64(2)}, {"seqlen", i64(500)}, {"block_m", i64(64)}, {"head_dim", i64(64)}},
+  };
+  for (const Keys& keys : shapes) {
+    Harness h;
+    auto direct = h.make<Fa3Source>(keys);
+    const std::string path = write_temp("fa3_round_trip.csv", generated_log(keys));
+    auto read = h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
+    ASSERT_EQ(direct->cta_count(), read->cta_count());
+    CtaProgram a, b;
+    for (std::uint64_t cta = 0; cta < direct->cta_count(); ++cta) {
+      direct->build(cta, a);
+      read->build(cta, b);
+      expect_same(a, b, direct->tensor_maps());
+    }
+  }
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  return text;
+}
+
+TEST(Fa3EventLog, DeduplicatesWarpsInAnyInterleaving) {
+  // An instrumented kernel's dump may interleave warps and let every producer warp record: the
+  // lines sorted by timestamp across warps, with the producer's events on warps 1-3 as well.
+  std::vector<std::string> lines = split_lines(generated_log(kSmall));
+  const std::vector<std::string> head(lines.begin(), lines.begin() + 2);
+  std::vector<std::pair<std::uint64_t, std::string>> records;
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    std::vector<std::string> f;
+    std::istringstream in(lines[i]);
+    for (std::string field; std::getline(in, field, ',');) f.push_back(field);
+    const std::uint64_t order = std::stoull(f[0]) * 1000000 + std::stoull(f[2]);
+    records.emplace_back(order, lines[i]);
+    if (f[1] == "0")
+      for (const char* w : {"1", "2", "3"})
+        records.emplace_back(order, f[0] + "," + w + "," + f[2] + "," + f[3] + "," + f[4]);
+  }
+  std::stable_sort(records.begin(), records.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> shuffled = head;
+  for (const auto& r : records) shuffled.push_back(r.second);
+  ASSERT_NE(shuffled, lines);
+
+  Harness h;
+  auto direct = h.make<Fa3Source>(kSmall);
+  auto read = h.make<Fa3EventsSource>(
+      with(kSmall, {{"path", ParamValue{write_temp("fa3_shuffled.csv", join_lines(shuffled))}}}));
+  CtaProgram a, b;
+  for (std::uint64_t cta = 0; cta < 2; ++cta) {
+    direct->build(cta, a);
+    read->build(cta, b);
+    expect_same(a, b, direct->tensor_maps());
+  }
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : read->parameters()) p[k] = v;
+  EXPECT_EQ(p["events"], std::to_string(records.size()));
+}
+
+/// The 1-based number of the first line of `lines` (from line `from`) that starts with `prefix`
+/// and contains `part`.
+std::uint32_t find_line(const std::vector<std::string>& lines, const std::string& prefix,
+                        const std::string& part = "", std::uint32_t from = 1) {
+  for (std::size_t i = from - 1; i < lines.size(); ++i)
+    if (lines[i].rfind(prefix, 0) == 0 && lines[i].find(part) != std::string::npos)
+      return static_cast<std::uint32_t>(i + 1);
+  ADD_FAILURE() << "no line " << prefix << "..." << part;
+  return 0;
+}
+
+class Fa3EventLogErrors : public ::testing::Test {
+ protected:
+  void SetUp() override { lines_ = split_lines(generated_log(kSmall)); }
+
+  /// Reads `text` as the log and expects an InputError at line:column whose message contains
+  /// `needle`.
+  void expect_error(const std::string& text, std::uint32_t line, std::uint32_t column,
+                    const std::string& needle) {
+    const std::string path = write_temp("fa3_bad.csv", text);
+    Harness h;
+    try {
+      h.make<Fa3EventsSource>(with(kSmall, {{"path", ParamValue{path}}}));
+      ADD_FAILURE() << "no error; expected " << needle;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().file, path) << e.what();
+      EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_EQ(e.where().column, column) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+  void expect_error(const std::vector<std::string>& lines, std::uint32_t line, std::uint32_t column,
+                    const std::string& needle) {
+    expect_error(join_lines(lines), line, column, needle);
+  }
+
+  std::vector<std::string> lines_;
+};
+
+TEST_F(Fa3EventLogErrors, TruncatedFile) {
+  std::string text = join_lines(lines_);
+  text.resize(text.size() - 4);  // "1,11,9,WAIT_WG_0,0\n" loses its last field and line end
+  expect_error(text, static_cast<std::uint32_t>(lines_.size()), 16,
+               "truncated log: the last line has no line end and 4 of the 5 fields");
+  // Cut at a line end: the last consumer warp stops one event short of its WarpGroup.
+  std::vector<std::string> cut(lines_.begin(), lines_.end() - 1);
+  expect_error(cut, static_cast<std::uint32_t>(cut.size()), 1,
+               "warp 11 of CTA 1 is missing events: it stops after 9 events, while warp 8 of its "
+               "WarpGroup goes on with WAIT_WG_0 tile 0");
+  // Cut after a whole CTA: the next one has no events.
+  const std::uint32_t cta1 = find_line(lines_, "1,0,");
+  std::vector<std::string> half(lines_.begin(), lines_.begin() + cta1 - 1);
+  expect_error(half, static_cast<std::uint32_t>(half.size()), 1,
+               "CTA 1 (Q tile 0, head 1, batch 0) has no events, but attends 2 K/V tiles");
+  // Cut inside a consumer's stream on all its warps: its GEMMs are never waited for.
+  std::vector<std::string> stream;
+  for (const std::string& l : lines_)
+    if (!(l.rfind("1,", 0) == 0 && l.find(",9,WAIT_WG_0,0") != std::string::npos))
+      stream.push_back(l);
+  const std::uint32_t last_pv = find_line(lines_, "1,8,8,GEMM_PV_ISSUE");
+  expect_error(stream, last_pv, 7,
+               "CTA 1: truncated: the consumer's events end with 1 GEMM(s) never waited for");
+}
+
+TEST_F(Fa3EventLogErrors, UnknownEvent) {
+  const std::uint32_t line = find_line(lines_, "0,5,", "GEMM_QK_ISSUE");
+  std::vector<std::string> bad = lines_;
+  bad[line - 1].replace(bad[line - 1].find("GEMM_QK"), 7, "GEMM_KQ");
+  expect_error(bad, line, 7, "unknown event 'GEMM_KQ_ISSUE' (events: TMA_Q_ISSUE, TMA_K_ISSUE");
+}
+
+TEST_F(Fa3EventLogErrors, WarpWithMissingEvents) {
+  // Warp 6 skips one event: it disagrees with its WarpGroup from there on.
+  const std::uint32_t line = find_line(lines_, "0,6,1,GEMM_QK_ISSUE");
+  std::vector<std::string> bad = lines_;
+  bad.erase(bad.begin() + line - 1);
+  bad[line - 1].replace(0, 6, "0,6,1,");  // its next event now claims the skipped one's slot
+  expect_error(bad, line, 7,
+               "warp 6 disagrees with warp 4 of its WarpGroup (CTA 0, WarpGroup 1): its event 2 is "
+               "WAIT_WG_0 tile 1, warp 4's (line " +
+                   std::to_string(find_line(lines_, "0,4,1,GEMM_QK_ISSUE")) +
+                   ") is GEMM_QK_ISSUE tile 1");
+  // Warp 9 records nothing at all.
+  std::vector<std::string> silent;
+  for (const std::string& l : lines_)
+    if (l.rfind("0,9,", 0) != 0) silent.push_back(l);
+  const std::uint32_t last = find_line(silent, "0,8,9,");
+  expect_error(silent, last, 1, "warp 9 of CTA 0 is missing events: it stops after 0 events");
+}
+
+TEST_F(Fa3EventLogErrors, OutOfOrderTimestamps) {
+  const std::uint32_t line = find_line(lines_, "1,5,3,");
+  std::vector<std::string> bad = lines_;
+  bad[line - 1].replace(0, 6, "1,5,1,");
+  expect_error(
+      bad, line, 5,
+      "timestamp 1 of warp 5 of CTA 1 is earlier than that of its previous event (2, line " +
+          std::to_string(line - 1) + "): a warp's events must be in time order");
+}
+
+TEST_F(Fa3EventLogErrors, MalformedLines) {
+  std::vector<std::string> bad = lines_;
+  bad[1] = "cta,warp,time,event,tile";
+  expect_error(bad, 2, 1, "expected the header line 'cta,warp,timestamp,event,tile'");
+  expect_error(std::string("# nothing\n"), 1, 1, "the event log is empty");
+
+  bad = lines_;
+  bad[4] = "0,0,2,TMA_K_ISSUE";
+  expect_error(bad, 5, 18, "expected 5 fields (cta,warp,timestamp,event,tile), found 4");
+  bad[4] = "0,0,2,TMA_K_ISSUE,0,7";
+  expect_error(bad, 5, 20, "found 6");
+  bad[4] = "0,x0,2,TMA_K_ISSUE,0";
+  expect_error(bad, 5, 3, "bad warp 'x0': expected an integer");
+  bad[4] = "2,0,2,TMA_K_ISSUE,0";
+  expect_error(bad, 5, 1, "CTA 2 is outside the grid of 2 CTAs");
+  bad[4] = "0,12,2,TMA_K_ISSUE,0";
+  expect_error(bad, 5, 3, "warp 12 is outside the CTA's 12 warps");
+}
+
+TEST_F(Fa3EventLogErrors, EventsThatBreakTheKernelsStructure) {
+  // A consumer multiplies a K tile the producer did not load in that slot.
+  std::vector<std::string> bad = lines_;
+  for (std::string& l : bad)
+    if (l.rfind("0,", 0) == 0 && l.find(",1,GEMM_QK_ISSUE,1") != std::string::npos) l.back() = '0';
+  const std::uint32_t line = find_line(bad, "0,4,1,GEMM_QK_ISSUE");
+  expect_error(bad, line, 7,
+               "CTA 0: GEMM_QK_ISSUE tile 0 uses the producer's K load 1, which is of tile 1");
+  // A producer event on a consumer warp.
+  bad = lines_;
+  for (std::string& l : bad)
+    if (l.rfind("0,", 0) == 0 && l.find(",0,WAIT_K_START,1") != std::string::npos && l[2] != '0')
+      l.replace(l.find("WAIT_K_START"), 12, "TMA_K_ISSUE");
+  expect_error(bad, find_line(bad, "0,4,0,"), 7,
+               "TMA_K_ISSUE is a producer event, but warp 4 is in consumer WarpGroup 1");
+  // The Q tile must be the CTA's in FA3's order.
+  bad = lines_;
+  bad[find_line(bad, "0,0,1,TMA_Q_ISSUE") - 1] = "0,0,1,TMA_Q_ISSUE,1";
+  expect_error(bad, find_line(bad, "0,0,1,TMA_Q_ISSUE"), 7,
+               "TMA_Q_ISSUE loads Q tile 1, but this CTA computes Q tile 0 (head 0, batch 0)");
+  // A K tile outside seqlen_k.
+  bad = lines_;
+  bad[find_line(bad, "0,0,0,TMA_K_ISSUE") - 1] = "0,0,0,TMA_K_ISSUE,5";
+  expect_error(bad, find_line(bad, "0,0,0,TMA_K_ISSUE"), 7,
+               "TMA_K_ISSUE tile 5 is outside the 2 K/V tiles of seqlen_k");
+}
+
+TEST(Fa3EventsSource, MissingFile) {
+  Harness h;
+  try {
+    h.make<Fa3EventsSource>(with(kSmall, {{"path", ParamValue{"/nonexistent.csv"}}}));
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 6u);
+    EXPECT_NE(std::string(e.what()).find("cannot read event log '/nonexistent.csv': no such file"),
+              std::string::npos);
+  }
+}
+
+// ---- grid, GQA, causal --------------------------------------------------------------------------
+
+TEST(Fa3Grid, GqaQueryHeadsReadTheirKvHeadAndItsCtasAreConsecutive) {
+  Harness h;
+  auto source = h.make<Fa3Source>({{"model", ParamValue{"llama3-70b"}}, {"seqlen", i64(512)}});
+  // 64 query heads, 8 KV heads: heads 8g .. 8g+7 read KV head g; 4 Q tiles per head.
+  ASSERT_EQ(source->cta_count(), 4u * 64);
+  CtaProgram p;
+  for (std::uint64_t cta = 0; cta < source->cta_count(); ++cta) {
+    source->build(cta, p);
+    const std::int64_t head = static_cast<std::int64_t>(cta / 4);
+    for (const Instruction& i : p.warpgroups[0].code) {
+      if (i.op != Opcode::kTmaLoad) continue;
+      const std::int32_t* c = &p.coords[i.x];
+      if (i.map == kMapQ) {
+        EXPECT_EQ(c[1], static_cast<std::int32_t>(cta % 4) * 128);
+        EXPECT_EQ(c[2], head);
+      } else {
+        EXPECT_EQ(c[2], head / 8) << "CTA " << cta;  // the 32 CTAs of a KV head are consecutive
+      }
+    }
+  }
+  // Grouped-query attention on uneven counts.
+  const Fa3Kernel k(Fa3Shape{1, 12, 4, 256, 256}, Fa3Throughputs{});
+  EXPECT_EQ(k.kv_head(0), 0);
+  EXPECT_EQ(k.kv_head(2), 0);
+  EXPECT_EQ(k.kv_head(3), 1);
+  EXPECT_EQ(k.kv_head(11), 3);
+}
+
+std::uint32_t count(const WarpGroupProgram& wg, Opcode op, std::uint16_t map) {
+  std::uint32_t n = 0;
+  for (const Instruction& i : wg.code) n += i.op == op && (op != Opcode::kTmaLoad || i.map == map);
+  return n;
+}
+
+TEST(Fa3Causal, TileCountsFollowTheBottomRightMask) {
+  // seqlen_q = seqlen_k = 1024, 128 x 128 tiles (FA3's causal kBlockN): Q tile m sees keys up to
+  // row (m+1) 128 - 1, so m + 1 KV tiles.
+  {
+    Harness h;
+    auto source =
+        h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(1024)}, {"causal", ParamValue{true}}});
+    std::map<std::string, std::string> params;
+    for (const auto& [k, v] : source->parameters()) params[k] = v;
+    EXPECT_EQ(params["block_n"], "128");
+    CtaProgram p;
+    for (std::uint64_t cta = 0; cta < 8; ++cta) {
+      source->build(cta, p);
+      const std::int64_t m = 7 - static_cast<std::int64_t>(cta);  // longest tile first
+      EXPECT_EQ(count(p.warpgroups[0], Opcode::kTmaLoad, kMapK), m + 1);
+      EXPECT_EQ(count(p.warpgroups[0], Opcode::kTmaLoad, kMapV), m + 1);
+      EXPECT_EQ(count(p.warpgroups[1], Opcode::kBubble, 0), m + 1 + 1);  // softmax each, epilogue
+    }
+  }
+  // seqlen_q 256 < seqlen_k 1024: the mask is aligned to the bottom right, so Q tile 0 sees
+  // 128 + 768 keys (7 tiles) and Q tile 1 all 8.
+  const Fa3Kernel shorter(Fa3Shape{1, 1, 1, 256, 1024, 128, 128, 128, 2, true}, Fa3Throughputs{});
+  EXPECT_EQ(shorter.n_block_max(0), 7);
+  EXPECT_EQ(shorter.n_block_max(1), 8);
+  // seqlen_q 1024 > seqlen_k 256: the first six Q tiles see no key at all.
+  const Fa3Kernel longer(Fa3Shape{1, 1, 1, 1024, 256, 128, 128, 128, 2, true}, Fa3Throughputs{});
+  EXPECT_EQ(longer.n_block_max(5), 0);
+  EXPECT_EQ(longer.n_block_max(6), 1);
+  EXPECT_EQ(longer.n_block_max(7), 2);
+  Fa3EventTranslator translator(longer, "t");
+  CtaEvents events;
+  CtaProgram p;
+  const std::uint64_t cta = 7;  // the last CTA: Q tile 0
+  ASSERT_EQ(longer.tile_of(cta).m_block, 0);
+  generate_events(longer, cta, events);
+  for (const auto& stream : events) EXPECT_TRUE(stream.empty());
+  translator.translate(cta, events, p);
+  EXPECT_EQ(listing(p.warpgroups[0], p, longer.maps()), std::vector<std::string>{"EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[2], p, longer.maps()),
+            (std::vector<std::string>{"TMA_STORE O 0,64,0,0", "EXIT"}));  // FA3 stores zeros
+}
+
+TEST(Fa3Grid, CtaOrderFollowsFa3sTileSchedulers) {
+  // Non-causal (StaticPersistentTileScheduler): Q tile fastest, then head, then batch.
+  const Fa3Kernel plain(Fa3Shape{2, 32, 8, 4096, 4096}, Fa3Throughputs{});
+  EXPECT_EQ(plain.tile_of(0).m_block, 0);
+  EXPECT_EQ(plain.tile_of(31).m_block, 31);
+  EXPECT_EQ(plain.tile_of(32).head, 1);
+  EXPECT_EQ(plain.tile_of(32 * 32).batch, 1);
+  // Causal (DynamicPersistentTileScheduler): FA3's formula counts one KV head at 4096 tokens as
+  // 4 MiB, so 8 KV heads (x 4 query heads each: all 32) fit its 32 MiB budget: one section;
+  // heads fastest, the longest Q tile first.
+  const Fa3Kernel causal(Fa3Shape{1, 32, 8, 4096, 4096, 128, 128, 128, 2, true}, Fa3Throughputs{});
+  EXPECT_EQ(causal.tile_of(0).m_block, 31);
+  EXPECT_EQ(causal.tile_of(0).head, 0);
+  EXPECT_EQ(causal.tile_of(31).head, 31);
+  EXPECT_EQ(causal.tile_of(32).m_block, 30);
+  // At 32768 tokens one KV head counts 32 MiB: sections of one KV head's 4 query heads; with batch
+  // 3 the 96 (head, batch) pairs split evenly.
+  const Fa3Kernel big(Fa3Shape{3, 32, 8, 32768, 32768, 128, 128, 128, 2, true}, Fa3Throughputs{});
+  EXPECT_EQ(big.tile_of(0).head, 0);
+  EXPECT_EQ(big.tile_of(3).head, 3);
+  EXPECT_EQ(big.tile_of(4).head, 0);
+  EXPECT_EQ(big.tile_of(4).m_block, 254);
+  EXPECT_EQ(big.tile_of(4 * 256).head, 4);
+  EXPECT_EQ(big.tile_of(4 * 256).m_block, 255);
+  // A residual section: at 8192 tokens 4 heads fit (8 MiB each); 6 heads leave a last section
+  // of 2.
+  const Fa3Kernel residual(Fa3Shape{1, 6, 6, 8192, 8192, 128, 128, 128, 2, true}, Fa3Throughputs{});
+  EXPECT_EQ(residual.tile_of(4 * 64 - 1).head, 3);
+  EXPECT_EQ(residual.tile_of(4 * 64 - 1).m_block, 0);
+  EXPECT_EQ(residual.tile_of(4 * 64).head, 4);
+  EXPECT_EQ(residual.tile_of(4 * 64).m_block, 63);
+  EXPECT_EQ(residual.tile_of(4 * 64 + 1).head, 5);
+  EXPECT_EQ(residual.tile_of(4 * 64 + 2).head, 4);
+  EXPECT_EQ(residual.tile_of(4 * 64 + 2).m_block, 62);
+  for (const Fa3Kernel* k : {&plain, &causal, &big, &residual}) {
+    std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+    for (std::uint64_t c = 0; c < k->cta_count(); ++c) {
+      const auto t = k->tile_of(c);
+      seen.emplace(t.m_block, t.head, t.batch);
+    }
+    EXPECT_EQ(seen.size(), k->cta_count());
+  }
+}
+
+// ---- traffic ------------------------------------------------------------------------------------
+
+TEST(Fa3Traffic, LlcBytesFollowFromTheTiling) {
+  struct Case {
+    Keys keys;
+    std::int64_t b, h, lq, lk, d, bm, bn;
+    bool causal;
+  };
+  const std::vector<Case> cases = {
+      {{{"model", ParamValue{"llama3-8b"}}, {"seqlen", i64(1024)}},
+       1,
+       32,
+       1024,
+       1024,
+       128,
+       128,
+       176,
+       false},
+      {{{"heads", i64(4)},
+        {"kv_heads", i64(2)},
+        {"seqlen_q", i64(1000)},
+        {"seqlen_k", i64(700)},
+        {"batch", i64(2)}},
+       2,
+       4,
+       1000,
+       700,
+       128,
+       128,
+       176,
+       false},
+      {{{"heads", i64(4)},
+        {"kv_heads", i64(1)},
+        {"seqlen_q", i64(900)},
+        {"seqlen_k", i64(1300)},
+        {"causal", ParamValue{true}}},
+       1,
+       4,
+       900,
+       1300,
+       128,
+       128,
+       128,
+       true},
+      {{{"heads", i64(2)},
+        {"seqlen_q", i64(1000)},
+        {"seqlen_k", i64(300)},
+        {"causal", ParamValue{true}},
+        {"head_dim", i64(64)},
+        {"block_m", i64(192)},
+        {"block_n", i64(112)}},
+       1,
+       2,
+       1000,
+       300,
+       64,
+       192,
+       112,
+       true},
+  };
+  for (const Case& c : cases) {
+    Harness h;
+    auto source = h.make<Fa3Source>(c.keys);
+    // Section III-C: each CTA reads its Q tile and streams the K and V tiles its Q tile attends;
+    // TMA clips the last tile of each at the sequence's end.
+    std::uint64_t expected = 0;
+    const std::int64_t m_blocks = (c.lq + c.bm - 1) / c.bm;
+    for (std::int64_t m = 0; m < m_blocks; ++m) {
+      const std::int64_t q_rows = std::min(c.bm, c.lq - m * c.bm);
+      std::int64_t keys = c.lk;
+      if (c.causal) keys = std::clamp<std::int64_t>((m + 1) * c.bm + c.lk - c.lq, 0, c.lk);
+      const std::int64_t tiles = (keys + c.bn - 1) / c.bn;
+      const std::int64_t kv_rows = std::min(tiles * c.bn, c.lk);
+      const std::int64_t q_bytes = tiles > 0 ? q_rows * c.d * 2 : 0;
+      expected += static_cast<std::uint64_t>(c.b * c.h * (q_bytes + 2 * kv_rows * c.d * 2));
+    }
+    std::uint64_t in_bounds = 0;
+    CtaProgram p;
+    for (std::uint64_t cta = 0; cta < source->cta_count(); ++cta) {
+      source->build(cta, p);
+      for (const auto& wg : p.warpgroups)
+        for (const Instruction& i : wg.code)
+          if (i.op == Opcode::kTmaLoad)
+            in_bounds += source->tensor_maps()[i.map].bytes_in_bounds(&p.coords[i.x]);
+    }
+    EXPECT_EQ(in_bounds, expected) << c.lq << " x " << c.lk << (c.causal ? " causal" : "");
+  }
+}
+
+// ---- parameters ---------------------------------------------------------------------------------
+
+TEST(Fa3Config, ModelsDefaultsAndErrors) {
+  Harness h;
+  auto source = h.make<Fa3Source>({{"model", ParamValue{"llama3-405b"}}, {"seqlen", i64(4096)}});
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : source->parameters()) p[k] = v;
+  EXPECT_EQ(p["heads"], "128");
+  EXPECT_EQ(p["kv_heads"], "8");
+  EXPECT_EQ(p["head_dim"], "128");
+  EXPECT_EQ(p["block_m"], "128");
+  EXPECT_EQ(p["block_n"], "176");
+  EXPECT_EQ(p["stages"], "2");
+  EXPECT_EQ(p["causal"], "false");
+  EXPECT_EQ(p["grid"], "32x128x1");
+  EXPECT_EQ(p["softmax_bubble"], "988");
+  EXPECT_EQ(p["qk_wgmmas"], "8");
+  EXPECT_EQ(p["pv_wgmmas"], "11");
+  EXPECT_EQ(p["smem_bytes"], std::to_string(208 * 1024));
+
+  auto no_model = h.make<Fa3Source>({{"heads", i64(16)}, {"seqlen", i64(256)}});
+  EXPECT_EQ(no_model->parameters()[2].second, "16");  // kv_heads defaults to heads
+
+  auto expect_error = [](const Keys& keys, std::uint32_t line, const std::string& needle,
+                         std::int64_t smem = 0) {
+    Harness harness;
+    harness.gpu.smem_per_sm_bytes = smem;
+    try {
+      harness.make<Fa3Source>(keys);
+      ADD_FAILURE() << "no error; expected " << needle;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"seqlen", i64(1024)}}, 1, "missing heads: give heads, or model = llama3-8b");
+  expect_error({{"heads", i64(8)}}, 1, "missing seqlen (or seqlen_q and seqlen_k)");
+  expect_error({{"heads", i64(8)}, {"seqlen_k", i64(64)}}, 3,
+               "missing seqlen_q (seqlen_k is given)");
+  expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"seqlen_q", i64(64)}}, 4,
+               "seqlen sets both seqlen_q and seqlen_k");
+  expect_error({{"heads", i64(8)}, {"kv_heads", i64(3)}, {"seqlen", i64(64)}}, 3,
+               "heads (8) must be a multiple of kv_heads (3)");
+  expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"block_n", i64(100)}}, 4,
+               "block_n = 100 is not a multiple of 16");
+  expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"block_m", i64(96)}}, 4,
+               "block_m = 96 is not a multiple of 64");
+  expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"head_dim", i64(72)}}, 4,
+               "head_dim = 72 is not a multiple of 16");
+  expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"stages", i64(3)}}, 4,
+               "need 296 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
+}
+
+}  // namespace
+}  // namespace simfa::fa3

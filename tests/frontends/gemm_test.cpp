@@ -1,0 +1,478 @@
+// workload.gemm: the per-CTA programs instruction by instruction, the raster orders, real
+// addresses shared between CTAs, the bytes the tiling loads, parameter checks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gemm_kernel.h"
+#include "gemm_source.h"
+#include "simfa/error.h"
+#include "simfa/event_queue.h"
+#include "simfa/stats.h"
+
+namespace simfa::gemm {
+namespace {
+
+class NullEvents final : public EventQueue {
+ public:
+  Cycle now() const override { return 0; }
+  EventId schedule(Cycle, EventTarget&, std::uint64_t, Priority) override { return {}; }
+  bool cancel(EventId) override { return false; }
+};
+
+class NullStats final : public StatsRegistry {
+ public:
+  Counter& counter(const std::string&, std::string_view, std::string_view) override {
+    return counter_;
+  }
+  Histogram& histogram(const std::string&, std::string_view, std::string_view, std::uint64_t,
+                       std::size_t) override {
+    return histogram_;
+  }
+  void formula(const std::string&, std::string_view, std::string_view, Formula) override {}
+
+ private:
+  Counter counter_;
+  Histogram histogram_{1, 1};
+};
+
+/// Builds a GemmSource from the schema's defaults and `keys`, each given on its own line of
+/// "w.toml" (line 2 + its index), as the manifest loader would hand them over.
+struct Harness {
+  NullEvents events;
+  NullStats stats;
+  GpuConfig gpu;
+
+  std::unique_ptr<GemmSource> make(const std::vector<std::pair<std::string, ParamValue>>& keys) {
+    Schema schema;
+    GemmSource::describe(schema);
+    std::vector<Params::Entry> entries;
+    for (const ParamSpec& spec : schema.params()) {
+      Params::Entry e{spec.name, spec.default_value.value_or(ParamValue{std::int64_t{0}}), {}};
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (keys[i].first == spec.name)
+          e = {spec.name, keys[i].second,
+               SourceLocation{"w.toml", static_cast<std::uint32_t>(2 + i), 1}};
+      entries.push_back(std::move(e));
+    }
+    const Params params("workload", SourceLocation{"w.toml", 1, 1}, std::move(entries));
+    BuildContext context{params, events, StatsScope(stats, "workload"), gpu, 1, -1};
+    return std::make_unique<GemmSource>(context);
+  }
+};
+
+using Keys = std::vector<std::pair<std::string, ParamValue>>;
+
+ParamValue i64(std::int64_t v) {
+  return ParamValue{v};
+}
+
+/// One line per instruction, TMA operands resolved: "TMA_LOAD A 64,128 s1".
+std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaProgram& p,
+                                 const std::vector<TensorMap>& maps) {
+  std::vector<std::string> out;
+  for (const Instruction& i : wg.code) {
+    std::string s = opcode_name(i.op);
+    switch (i.op) {
+      case Opcode::kTmaLoad:
+      case Opcode::kTmaStore: {
+        s += " " + maps[i.map].name + " ";
+        for (std::uint32_t d = 0; d < maps[i.map].rank; ++d)
+          s += (d ? "," : "") + std::to_string(p.coords[i.x + d]);
+        if (i.op == Opcode::kTmaLoad) s += " s" + std::to_string(i.stage);
+        break;
+      }
+      case Opcode::kAcquireStage:
+      case Opcode::kReleaseStage:
+      case Opcode::kMbWait:
+        s += " " + std::to_string(i.stage);
+        break;
+      case Opcode::kWgmma:
+        s += " " + std::to_string(i.wgmma_m()) + "," + std::to_string(i.wgmma_n()) + "," +
+             std::to_string(i.wgmma_k()) + " gid " + std::to_string(i.gid());
+        break;
+      case Opcode::kWgmmaCommit:
+        s += " " + std::to_string(i.gid());
+        break;
+      case Opcode::kExit:
+        break;
+      default:
+        s += " " + std::to_string(i.x);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+/// `n` copies of `line`, appended.
+void repeat(std::vector<std::string>& v, int n, const std::string& line) {
+  for (int i = 0; i < n; ++i) v.push_back(line);
+}
+
+TEST(GemmProgram, NonWarpSpecialized256x256x128IsTheHandWrittenPipeline) {
+  Harness h;
+  auto source = h.make({{"m", i64(256)}, {"n", i64(256)}, {"k", i64(128)}});
+  ASSERT_EQ(source->cta_count(), 4u);
+  CtaProgram p;
+  source->build(1, p);  // row-major: tile row 0, tile column 1
+  EXPECT_EQ(p.cta_id, 1u);
+  EXPECT_EQ(p.stage_count, 3u);
+  EXPECT_EQ(p.consumers_per_stage, 1u);
+  EXPECT_EQ(p.smem_bytes, 3 * (16384 + 16384) + 32768);  // 3 x (A + B tile) + C tile
+  ASSERT_EQ(p.warpgroups.size(), 1u);
+  EXPECT_EQ(p.warpgroups[0].registers, 168u * 128);  // 128 accumulators + 40
+
+  // Two k-tiles of 64 with three stages: both are loaded before the first WGMMA.
+  std::vector<std::string> expected = {
+      "ACQUIRE_STAGE 0", "TMA_LOAD A 0,0 s0",  "TMA_LOAD B 0,128 s0",
+      "ACQUIRE_STAGE 1", "TMA_LOAD A 64,0 s1", "TMA_LOAD B 64,128 s1",
+      "MB_WAIT 0"};
+  repeat(expected, 8, "WGMMA 64,128,16 gid 0");  // 2 m64 rows x 1 n128 x 4 k16
+  expected.insert(expected.end(), {"WGMMA_COMMIT 0", "MB_WAIT 1"});
+  repeat(expected, 8, "WGMMA 64,128,16 gid 1");
+  expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0",
+                                   "WGMMA_WAIT 0", "RELEASE_STAGE 1", "TMA_STORE C 128,0", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
+
+  const auto& maps = source->tensor_maps();
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[0].name, "A");
+  EXPECT_EQ(maps[0].base, kFirstTensorBase);
+  EXPECT_EQ(maps[0].shape[0], 128u);  // K contiguous
+  EXPECT_EQ(maps[0].shape[1], 256u);
+  EXPECT_EQ(maps[0].stride[1], 256u);
+  EXPECT_EQ(maps[0].box[0], 64u);
+  EXPECT_EQ(maps[0].box[1], 128u);
+  EXPECT_EQ(maps[1].base, kFirstTensorBase + kTensorAlignment);  // A is 64 KiB: next 2 MiB
+  EXPECT_EQ(maps[2].base, kFirstTensorBase + 2 * kTensorAlignment);
+  EXPECT_EQ(maps[2].box[0], 128u);
+  EXPECT_EQ(maps[2].box[1], 128u);
+}
+
+TEST(GemmProgram, SteadyStateRefillsTheReleasedSlot) {
+  Harness h;
+  auto source = h.make({{"m", i64(128)}, {"n", i64(128)}, {"k", i64(256)}, {"stages", i64(2)}});
+  CtaProgram p;
+  source->build(0, p);
+  std::vector<std::string> expected = {"ACQUIRE_STAGE 0", "TMA_LOAD A 0,0 s0", "TMA_LOAD B 0,0 s0",
+                                       "MB_WAIT 0"};
+  repeat(expected, 8, "WGMMA 64,128,16 gid 0");
+  expected.insert(expected.end(), {"WGMMA_COMMIT 0", "ACQUIRE_STAGE 1", "TMA_LOAD A 64,0 s1",
+                                   "TMA_LOAD B 64,0 s1"});
+  for (int k = 1; k < 4; ++k) {
+    const std::string s = std::to_string(k % 2), prev = std::to_string((k - 1) % 2);
+    expected.push_back("MB_WAIT " + s);
+    repeat(expected, 8, "WGMMA 64,128,16 gid " + std::to_string(k));
+    expected.insert(expected.end(),
+                    {"WGMMA_COMMIT " + std::to_string(k), "WGMMA_WAIT 1", "RELEASE_STAGE " + prev});
+    if (k + 1 < 4)
+      expected.insert(
+          expected.end(),
+          {"ACQUIRE_STAGE " + prev, "TMA_LOAD A " + std::to_string(64 * (k + 1)) + ",0 s" + prev,
+           "TMA_LOAD B " + std::to_string(64 * (k + 1)) + ",0 s" + prev});
+  }
+  expected.insert(expected.end(), {"WGMMA_WAIT 0", "RELEASE_STAGE 1", "TMA_STORE C 0,0", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
+}
+
+TEST(GemmProgram, WarpSpecializedHasAProducerAndTwoConsumers) {
+  Harness h;
+  auto source = h.make({{"m", i64(256)},
+                        {"n", i64(256)},
+                        {"k", i64(128)},
+                        {"stages", i64(2)},
+                        {"warp_specialized", ParamValue{true}}});
+  CtaProgram p;
+  source->build(3, p);  // tile (1, 1)
+  ASSERT_EQ(p.warpgroups.size(), 3u);
+  EXPECT_EQ(p.consumers_per_stage, 2u);
+  EXPECT_EQ(p.warpgroups[0].registers, 40u * 128);
+  EXPECT_EQ(p.warpgroups[1].registers, 232u * 128);
+  EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()),
+            (std::vector<std::string>{"ACQUIRE_STAGE 0", "TMA_LOAD A 0,128 s0",
+                                      "TMA_LOAD B 0,128 s0", "ACQUIRE_STAGE 1",
+                                      "TMA_LOAD A 64,128 s1", "TMA_LOAD B 64,128 s1", "EXIT"}));
+  for (int c = 0; c < 2; ++c) {
+    std::vector<std::string> expected = {"MB_WAIT 0"};
+    repeat(expected, 4, "WGMMA 64,128,16 gid 0");  // 64 rows each: 1 x 1 x 4
+    expected.insert(expected.end(), {"WGMMA_COMMIT 0", "MB_WAIT 1"});
+    repeat(expected, 4, "WGMMA 64,128,16 gid 1");
+    expected.insert(expected.end(),
+                    {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0", "WGMMA_WAIT 0",
+                     "RELEASE_STAGE 1", "TMA_STORE C 128," + std::to_string(128 + 64 * c), "EXIT"});
+    EXPECT_EQ(listing(p.warpgroups[1 + c], p, source->tensor_maps()), expected) << "consumer " << c;
+  }
+  EXPECT_EQ(source->tensor_maps()[2].box[1], 64u);  // each consumer stores 64 rows
+}
+
+TEST(GemmProgram, CalibrationBubblesAndFp8) {
+  Harness h;
+  auto source = h.make({{"m", i64(128)},
+                        {"n", i64(128)},
+                        {"k", i64(256)},
+                        {"dtype", ParamValue{"fp8"}},
+                        {"block_k", i64(128)},
+                        {"prologue_bubble", i64(4314)},
+                        {"per_iteration_bubble", i64(330)}});
+  CtaProgram p;
+  source->build(0, p);
+  const auto& code = p.warpgroups[0].code;
+  EXPECT_EQ(code.front(), Instruction::bubble(4314));
+  int bubbles = 0, wgmmas = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (code[i].op == Opcode::kWgmma) {
+      ++wgmmas;
+      EXPECT_EQ(code[i].wgmma_k(), 32u);  // m64nNk32 for 8-bit types
+    }
+    if (code[i].op == Opcode::kBubble && code[i].x == 330) {
+      ++bubbles;
+      EXPECT_EQ(code[i - 1].op, Opcode::kWgmmaCommit);
+    }
+  }
+  EXPECT_EQ(bubbles, 2);         // two k-tiles of 128
+  EXPECT_EQ(wgmmas, 2 * 2 * 4);  // 2 m64 rows x 4 k32 per k-tile
+  EXPECT_EQ(source->tensor_maps()[0].elem_bytes, 1u);
+  EXPECT_EQ(source->tensor_maps()[2].elem_bytes, 2u);  // C stays 16-bit
+}
+
+TEST(GemmRaster, GroupedFollowsTritonsGroupsOfEightTileRows) {
+  GemmShape s;
+  s.m = 10 * 128;  // 10 tile rows: a group of 8 and a last group of 2
+  s.n = 3 * 128;
+  s.k = 64;
+  s.raster = Raster::kGrouped;
+  const GemmKernel kernel(s);
+  auto at = [&](std::uint64_t cta) {
+    const auto t = kernel.tile_of(cta);
+    return std::make_pair(t.m, t.n);
+  };
+  EXPECT_EQ(at(0), std::make_pair(std::int64_t{0}, std::int64_t{0}));
+  EXPECT_EQ(at(7), std::make_pair(std::int64_t{7}, std::int64_t{0}));
+  EXPECT_EQ(at(8), std::make_pair(std::int64_t{0}, std::int64_t{1}));
+  EXPECT_EQ(at(23), std::make_pair(std::int64_t{7}, std::int64_t{2}));
+  EXPECT_EQ(at(24), std::make_pair(std::int64_t{8}, std::int64_t{0}));
+  EXPECT_EQ(at(25), std::make_pair(std::int64_t{9}, std::int64_t{0}));
+  EXPECT_EQ(at(26), std::make_pair(std::int64_t{8}, std::int64_t{1}));
+  EXPECT_EQ(at(29), std::make_pair(std::int64_t{9}, std::int64_t{2}));
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  for (std::uint64_t c = 0; c < kernel.cta_count(); ++c) seen.insert(at(c));
+  EXPECT_EQ(seen.size(), 30u);
+
+  s.raster = Raster::kRowMajor;
+  const GemmKernel rows(s);
+  EXPECT_EQ(rows.tile_of(4).m, 1);
+  EXPECT_EQ(rows.tile_of(4).n, 1);
+}
+
+/// The (address, bytes) rows a TMA op of map `id` fetches, per CTA.
+std::vector<std::pair<Addr, std::uint64_t>> rows_of(const CtaProgram& p,
+                                                    const std::vector<TensorMap>& maps,
+                                                    std::uint16_t id) {
+  std::vector<std::pair<Addr, std::uint64_t>> out;
+  for (const auto& wg : p.warpgroups)
+    for (const Instruction& i : wg.code)
+      if (i.op == Opcode::kTmaLoad && i.map == id)
+        maps[id].for_each_row(&p.coords[i.x],
+                              [&](Addr a, std::uint64_t b) { out.emplace_back(a, b); });
+  return out;
+}
+
+TEST(GemmAddresses, CtasSharingATileRowOrColumnLoadTheSameLines) {
+  for (const char* raster : {"row_major", "grouped"}) {
+    Harness h;
+    auto source = h.make({{"m", i64(1024)},
+                          {"n", i64(768)},
+                          {"k", i64(256)},
+                          {"raster", ParamValue{raster}},
+                          {"b_layout", ParamValue{"kn"}}});
+    std::map<std::int64_t, std::vector<std::pair<Addr, std::uint64_t>>> a_rows, b_cols;
+    for (std::uint64_t cta = 0; cta < source->cta_count(); ++cta) {
+      CtaProgram p;
+      source->build(cta, p);
+      // The C store's coordinates name the tile: (n0, m0).
+      const Instruction& store = p.warpgroups[0].code[p.warpgroups[0].code.size() - 2];
+      ASSERT_EQ(store.op, Opcode::kTmaStore);
+      const std::int64_t tm = p.coords[store.x + 1] / 128, tn = p.coords[store.x] / 128;
+      const auto a = rows_of(p, source->tensor_maps(), 0);
+      const auto b = rows_of(p, source->tensor_maps(), 1);
+      EXPECT_EQ(a.size(), 4u * 128);  // 4 k-tiles of 128 rows of 128 bytes
+      if (a_rows.count(tm))
+        EXPECT_EQ(a_rows[tm], a) << raster << " CTA " << cta;
+      else
+        a_rows[tm] = a;
+      if (b_cols.count(tn))
+        EXPECT_EQ(b_cols[tn], b) << raster << " CTA " << cta;
+      else
+        b_cols[tn] = b;
+    }
+    EXPECT_EQ(a_rows.size(), 8u);
+    EXPECT_EQ(b_cols.size(), 6u);
+    // Different tile rows read disjoint parts of A.
+    std::set<Addr> all;
+    std::size_t count = 0;
+    for (const auto& [tm, rows] : a_rows)
+      for (const auto& [addr, bytes] : rows) {
+        all.insert(addr);
+        ++count;
+      }
+    EXPECT_EQ(all.size(), count);
+  }
+}
+
+/// Bytes inside the tensors summed over every TMA_LOAD of every CTA, and the boxes' bytes.
+std::pair<std::uint64_t, std::uint64_t> loaded_bytes(GemmSource& source) {
+  std::uint64_t in_bounds = 0, boxes = 0;
+  CtaProgram p;
+  for (std::uint64_t cta = 0; cta < source.cta_count(); ++cta) {
+    source.build(cta, p);
+    for (const auto& wg : p.warpgroups)
+      for (const Instruction& i : wg.code)
+        if (i.op == Opcode::kTmaLoad) {
+          const TensorMap& map = source.tensor_maps()[i.map];
+          in_bounds += map.bytes_in_bounds(&p.coords[i.x]);
+          boxes += map.box_bytes();
+        }
+  }
+  return {in_bounds, boxes};
+}
+
+TEST(GemmTraffic, LlcBytesFollowFromTheTiling) {
+  struct Case {
+    Keys keys;
+    std::uint64_t m, n, k, e, bm, bn, bk;
+  };
+  const std::vector<Case> cases = {
+      {{{"m", i64(1024)}, {"n", i64(1024)}, {"k", i64(1024)}}, 1024, 1024, 1024, 2, 128, 128, 64},
+      // Edge tiles clipped in every dimension.
+      {{{"m", i64(1000)}, {"n", i64(1000)}, {"k", i64(1000)}}, 1000, 1000, 1000, 2, 128, 128, 64},
+      {{{"m", i64(300)},
+        {"n", i64(720)},
+        {"k", i64(208)},
+        {"dtype", ParamValue{"fp8"}},
+        {"block_n", i64(256)},
+        {"warp_specialized", ParamValue{true}}},
+       300,
+       720,
+       208,
+       1,
+       128,
+       256,
+       64},
+      {{{"m", i64(520)},
+        {"n", i64(264)},
+        {"k", i64(96)},
+        {"b_layout", ParamValue{"kn"}},
+        {"block_m", i64(64)},
+        {"block_n", i64(64)},
+        {"block_k", i64(32)},
+        {"raster", ParamValue{"grouped"}}},
+       520,
+       264,
+       96,
+       2,
+       64,
+       64,
+       32},
+  };
+  for (const Case& c : cases) {
+    Harness h;
+    auto source = h.make(c.keys);
+    const std::uint64_t tm = (c.m + c.bm - 1) / c.bm, tn = (c.n + c.bn - 1) / c.bn;
+    const std::uint64_t kt = (c.k + c.bk - 1) / c.bk;
+    // Section III-C: every CTA reads its A row-block and B column-block, tile by tile; TMA clips
+    // boxes at the tensor's edge, so each CTA reads exactly its rows / columns of A / B.
+    const std::uint64_t llc = tn * c.m * c.k * c.e + tm * c.n * c.k * c.e;
+    const auto [in_bounds, boxes] = loaded_bytes(*source);
+    EXPECT_EQ(in_bounds, llc) << c.m << "x" << c.n << "x" << c.k;
+    // Shared memory receives whole boxes (zero-filled past the edge).
+    EXPECT_EQ(boxes, tm * tn * kt * (c.bm + c.bn) * c.bk * c.e);
+  }
+}
+
+TEST(GemmSourceComponent, ParametersAndDefaults) {
+  Schema schema;
+  GemmSource::describe(schema);
+  EXPECT_FALSE(schema.find("m")->default_value.has_value());
+  Harness h;
+  auto source = h.make({{"m", i64(4096)}, {"n", i64(4096)}, {"k", i64(4096)}});
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : source->parameters()) p[k] = v;
+  EXPECT_EQ(p["block_m"], "128");
+  EXPECT_EQ(p["block_n"], "128");
+  EXPECT_EQ(p["block_k"], "64");
+  EXPECT_EQ(p["stages"], "3");
+  EXPECT_EQ(p["raster"], "row_major");
+  EXPECT_EQ(p["dtype"], "fp16");
+  EXPECT_EQ(p["b_layout"], "nk");
+  EXPECT_EQ(p["warp_specialized"], "false");
+  EXPECT_EQ(p["grid"], "32x32");
+  EXPECT_EQ(p["cta_count"], "1024");
+  EXPECT_EQ(p["k_tiles"], "64");
+  EXPECT_EQ(p["wgmmas_per_k_tile"], "8");
+  EXPECT_EQ(p["a_base"], "0x7f0000000000");
+  EXPECT_EQ(p["b_base"], "0x7f0002000000");  // A is 32 MiB
+  EXPECT_EQ(p["c_base"], "0x7f0004000000");
+  EXPECT_EQ(p["smem_bytes"], std::to_string(128 * 1024));
+
+  auto given = h.make({{"m", i64(128)},
+                       {"n", i64(128)},
+                       {"k", i64(64)},
+                       {"a_base", i64(0x10000)},
+                       {"c_base", i64(0x900000)}});
+  EXPECT_EQ(given->tensor_maps()[0].base, 0x10000u);
+  EXPECT_EQ(given->tensor_maps()[1].base, 0x200000u);  // after A, 2 MiB aligned
+  EXPECT_EQ(given->tensor_maps()[2].base, 0x900000u);
+}
+
+TEST(GemmSourceComponent, ErrorsNameTheKey) {
+  auto expect_error = [](const Keys& keys, std::uint32_t line, const std::string& needle,
+                         std::int64_t smem = 0) {
+    Harness h;
+    h.gpu.smem_per_sm_bytes = smem;
+    try {
+      h.make(keys);
+      ADD_FAILURE() << "no error; expected " << needle;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().file, "w.toml") << e.what();
+      EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const Keys mnk = {{"m", i64(512)}, {"n", i64(512)}, {"k", i64(512)}};
+  auto with = [&](std::pair<std::string, ParamValue> extra) {
+    Keys keys = mnk;
+    keys.push_back(std::move(extra));
+    return keys;
+  };
+  expect_error(with({"block_m", i64(96)}), 5, "not a multiple of 64");
+  expect_error(with({"block_n", i64(100)}), 5, "not a multiple of 8");
+  expect_error(with({"block_k", i64(24)}), 5, "not a multiple of 16");
+  expect_error({{"m", i64(512)}, {"n", i64(512)}, {"k", i64(1001)}}, 4,
+               "A's rows 2002 bytes long; TMA needs row strides that are multiples of 16 bytes");
+  expect_error({{"m", i64(512)}, {"n", i64(513)}, {"k", i64(512)}}, 3, "C's rows 1026 bytes");
+  expect_error({{"dtype", ParamValue{"fp8"}},
+                {"b_layout", ParamValue{"kn"}},
+                {"m", i64(512)},
+                {"n", i64(512)},
+                {"k", i64(512)}},
+               3, "8-bit WGMMA reads B only K-major");
+  expect_error(with({"a_base", i64(0x1008)}), 5, "is not 16-byte aligned");
+  // 256 x 256 in one WarpGroup: 512 accumulators per thread.
+  expect_error({{"m", i64(512)},
+                {"n", i64(512)},
+                {"k", i64(512)},
+                {"block_m", i64(256)},
+                {"block_n", i64(256)}},
+               6, "needs 512 accumulator registers per thread");
+  expect_error(with({"stages", i64(8)}), 5,
+               "need 288 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
+}
+
+}  // namespace
+}  // namespace simfa::gemm
