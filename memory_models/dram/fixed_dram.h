@@ -1,0 +1,47 @@
+// `dram.fixed`: main memory as one FIFO bandwidth queue plus a fixed latency. A request of B bytes
+// arriving at time a occupies the queue for B / bandwidth from max(a, queue free) and is answered
+// `latency_ns` after its transfer ends:
+//
+//     completion = max(arrival, queue free) + bytes / bandwidth + latency
+//
+// Time is kept in femtoseconds and mapped to SM cycles at gpu.clock_mhz (sm_clock.h), rounding
+// the completion up to the first SM cycle that starts at or after it, and never earlier than the
+// cycle after the send. For ablations (configs/ablations/fixed_dram.toml) and calibration.
+#pragma once
+
+#include <cstdint>
+
+#include "simfa/component.h"
+#include "simfa/memory.h"
+
+#include "dram_totals.h"
+#include "slot_pool.h"
+#include "sm_clock.h"
+
+namespace simfa::memory_models {
+
+class FixedDram final : public DramBackend, private EventTarget {
+ public:
+  explicit FixedDram(const BuildContext& context);
+  static void describe(Schema& schema);
+
+  void send(Cycle now, const MemRequest& request) override;
+  void finish(Cycle end) override;
+
+ private:
+  /// The response of the request in slot `payload`.
+  void on_event(Cycle now, std::uint64_t payload) override;
+
+  EventQueue& events_;
+  SmClock clock_;
+  Femtoseconds latency_;
+  std::uint64_t bytes_per_second_;
+  Femtoseconds queue_free_ = 0;  ///< when the queue finishes the last transfer accepted so far
+
+  SlotPool<MemRequest> in_flight_;  ///< the event payload is the slot
+
+  DramTotals totals_;
+  Histogram& queue_delay_;
+};
+
+}  // namespace simfa::memory_models

@@ -1,0 +1,226 @@
+// One HBM3 channel and its memory-controller queue, in memory-clock cycles.
+//
+// The channel has a row-command bus (ACT, which takes two cycles, PRE, PREA, REF) and a
+// column-command bus (RD, WR), one command each per cycle, shared by its pseudo-channels; each
+// pseudo-channel has its own data bus and banks. Rows stay open after an access (open page).
+//
+// Scheduling is FR-FCFS over the queued bursts (32 B column accesses). Each bank offers one
+// command: a column command for its oldest burst to the open row (a row hit) when it has one,
+// else a PRE (another row is open) or an ACT (none is) for its oldest burst. Once an open row
+// has served `max_row_hits` column commands, its hits lose that priority whenever the bank's
+// oldest burst wants another row, which then gets the bank (the starvation cap). Among the
+// banks, the command that can issue earliest goes first; at equal times a column command
+// (row hit) beats a row command, then the older burst wins.
+//
+// Refresh: every nREFI cycles (at k x nREFI) the channel stops starting commands, precharges
+// its open banks with one PREA, issues REF, and activates nothing for nRFC cycles. It is one
+// all-bank refresh of the whole channel, both pseudo-channels at once; HBM3's per-pseudo-channel
+// and per-bank refresh commands are not modeled.
+//
+// The channel runs only when asked: advance(h) issues every command due at or before cycle h
+// and returns when the next one could issue. An idle channel does nothing, and its missed
+// refreshes are replayed, at their own cycles, when it next advances; they are exactly what it
+// would have done, since nothing else happened on it meanwhile.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "simfa/stats.h"
+
+#include "hbm3_address_map.h"
+#include "hbm3_config.h"
+#include "slot_pool.h"
+
+namespace simfa::memory_models {
+
+/// A memory-clock cycle. Signed: "long ago" is a large negative value.
+using MemCycle = std::int64_t;
+inline constexpr MemCycle kNoMemCycle = INT64_MAX;
+
+enum class DramCommand : std::uint8_t {
+  kActivate,
+  kPrecharge,
+  kPrechargeAll,
+  kRead,
+  kWrite,
+  kRefresh,
+};
+
+/// One command as the channel issued it. PREA and REF cover the whole channel (bank fields 0).
+struct DramCommandRecord {
+  MemCycle at;
+  DramCommand command;
+  std::uint32_t channel;
+  std::uint32_t pseudo_channel;
+  std::uint32_t bank_group;
+  std::uint32_t bank;
+  std::uint64_t row;
+};
+
+/// Sees every command issued, in issue order per channel (for tests and command traces).
+class DramCommandObserver {
+ public:
+  virtual void on_command(const DramCommandRecord& command) = 0;
+
+ protected:
+  ~DramCommandObserver() = default;
+};
+
+/// Told when a burst's data has crossed the bus.
+class DramBurstListener {
+ public:
+  /// The burst of request `request` has crossed the data bus by the start of cycle `data_end`
+  /// (its RD's cycle + nCL + nBL; its WR's + nCWL + nBL).
+  virtual void on_burst_done(std::uint32_t request, MemCycle data_end) = 0;
+
+ protected:
+  ~DramBurstListener() = default;
+};
+
+/// The statistics of one channel ("channel[i]."). Row outcomes count column commands: a hit
+/// found its row open, a miss had to open it in a precharged bank, a conflict had to close
+/// another row first. Bytes are whole bursts moved on the data bus.
+struct DramChannelCounters {
+  Counter& row_hits;
+  Counter& row_misses;
+  Counter& row_conflicts;
+  Counter& read_bytes;
+  Counter& write_bytes;
+  Histogram& queue_occupancy;  ///< bursts queued, sampled at each arrival
+};
+
+/// The totals over every channel.
+struct DramTotalCounters {
+  Counter& row_hits;
+  Counter& row_misses;
+  Counter& row_conflicts;
+  Counter& activates;
+  Counter& precharges;  ///< PRE and PREA commands
+  Counter& refreshes;
+};
+
+class Hbm3Channel {
+ public:
+  Hbm3Channel(std::uint32_t index, const Hbm3Organization& organization, const Hbm3Timing& timing,
+              std::uint32_t max_row_hits, DramBurstListener& listener, DramChannelCounters own,
+              DramTotalCounters totals);
+
+  /// Queues one burst of `request`, arriving at cycle `arrival`. Call advance(arrival - 1)
+  /// first: decisions before the arrival must not see it.
+  void enqueue(const DramLocation& at, bool write, std::uint32_t request, MemCycle arrival);
+
+  /// Issues every command that can issue at or before `horizon`, in cycle order. Returns the
+  /// cycle of the next command it could issue (a refresh when nothing is queued), or
+  /// kNoMemCycle when there is none.
+  MemCycle advance(MemCycle horizon);
+
+  /// No command can issue before this cycle: advance(h) for an h below it does nothing.
+  MemCycle next_possible() const { return next_.at; }
+
+  /// Bursts queued: the owner wakes the channel only while there are some.
+  bool empty() const { return queued_ == 0; }
+
+  void set_observer(DramCommandObserver* observer) { observer_ = observer; }
+
+ private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  // ACT holds the row-command bus two cycles (Ramulator 2's HBM3 model: "2-cycle ACT command").
+  static constexpr MemCycle kActivateCycles = 2;
+
+  enum class Outcome : std::uint8_t { kHit, kMiss, kConflict };
+
+  struct Burst {
+    std::uint64_t row = 0;
+    std::uint64_t seq = 0;  ///< arrival order in this channel
+    MemCycle arrival = 0;
+    std::uint32_t request = 0;
+    std::uint32_t next = kNone;  ///< next burst of the same bank, in arrival order
+    bool write = false;
+    Outcome outcome = Outcome::kHit;  ///< set when its row had to be opened (miss) or closed first
+  };
+
+  struct Bank {
+    std::uint32_t head = kNone, tail = kNone;  ///< queued bursts, oldest first
+    // The oldest queued burst to the open row and the burst before it (kNone: none). After an
+    // ACT it is the head; each column command moves it past the bursts to other rows, so the
+    // list is walked once per row opening, not once per pick.
+    std::uint32_t hit = kNone, hit_prev = kNone;
+    std::uint32_t served = 0;  ///< column commands since the row was opened
+    bool open = false;
+    std::uint64_t row = 0;
+    MemCycle act_ready = 0;  ///< earliest ACT: nRC after ACT, nRP after PRE, nRFC after REF
+    MemCycle pre_ready = 0;  ///< earliest PRE: nRAS after ACT, nRTP after RD, write recovery
+    MemCycle col_ready = 0;  ///< earliest RD/WR: nRCD after ACT
+  };
+
+  struct BankGroup {
+    MemCycle act_ready = 0;  ///< nRRDL
+    MemCycle rd_ready = 0;   ///< nCCDL after RD, write-to-read (nWTRL) after WR
+    MemCycle wr_ready = 0;   ///< nCCDL after WR
+  };
+
+  struct PseudoChannel {
+    MemCycle act_ready = 0;  ///< nRRDS
+    MemCycle rd_ready = 0;   ///< nCCDS / data bus after RD, nWTRS after WR
+    MemCycle wr_ready = 0;   ///< nCCDS / data bus after WR, read-to-write turnaround after RD
+    std::array<MemCycle, 4> last_acts{};  ///< the four latest ACTs, oldest at faw_next
+    std::uint32_t faw_next = 0;
+  };
+
+  struct Candidate {
+    MemCycle at = kNoMemCycle;
+    DramCommand command = DramCommand::kRefresh;
+    std::uint32_t bank = kNone;
+    std::uint32_t burst = kNone;  ///< the burst served (column) or on whose behalf (ACT, PRE)
+    std::uint64_t seq = 0;
+  };
+
+  /// The command to issue next; computed again only after the state changed.
+  const Candidate& next();
+  Candidate pick() const;
+  Candidate bank_candidate(std::uint32_t index, const Bank& bank, const BankGroup& group,
+                           const PseudoChannel& pc) const;
+  Candidate refresh_candidate() const;
+  void issue(const Candidate& c);
+  void activate(const Candidate& c);
+  void precharge(const Candidate& c);
+  void column(const Candidate& c);
+  void precharge_all(MemCycle at);
+  void refresh(MemCycle at);
+  void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
+
+  std::uint32_t bank_group_of(std::uint32_t bank) const { return bank / banks_per_group_; }
+  std::uint32_t pseudo_channel_of(std::uint32_t bank) const { return bank / banks_per_pc_; }
+
+  std::uint32_t index_;
+  Hbm3Timing t_;
+  std::uint32_t banks_per_group_;
+  std::uint32_t banks_per_pc_;
+  std::uint32_t burst_bytes_;
+  std::uint32_t max_row_hits_;
+  DramBurstListener& listener_;
+  DramChannelCounters own_;
+  DramTotalCounters totals_;
+  DramCommandObserver* observer_ = nullptr;
+
+  // Banks are numbered (pseudo-channel, bank group, bank) with the bank varying fastest.
+  std::vector<Bank> banks_;
+  std::vector<BankGroup> bank_groups_;
+  std::vector<PseudoChannel> pseudo_channels_;
+  MemCycle row_bus_free_ = 0;
+  MemCycle col_bus_free_ = 0;
+  MemCycle next_refresh_;
+  MemCycle last_issue_ = 0;  ///< commands issue in non-decreasing cycle order
+  // The result of the last pick (at = 0: to be computed). Between picks next_.at stays a lower
+  // bound: an arrival can make a bank's command no earlier than the arrival.
+  Candidate next_{.at = 0};
+  bool next_valid_ = false;
+
+  SlotPool<Burst> bursts_;  ///< queued bursts, linked into per-bank lists
+  std::uint32_t queued_ = 0;
+  std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace simfa::memory_models
