@@ -646,6 +646,10 @@ const Schema& gpu_table_schema() {
         .def(3.35e12)
         .min(1)
         .doc("peak DRAM bandwidth (analytical model); default: H800 SXM HBM3, 3.35 TB/s");
+    s.bandwidth("l2_bandwidth")
+        .def(0.0)
+        .min(0)
+        .doc("L2 bandwidth for the analytical roofline; 0: unknown (no LLC bound)");
     // H800 SXM: 989.4 TFLOP/s dense FP16 = 132 SMs x 1830 MHz x 4096 FLOP per SM cycle.
     s.real("mma_flops_per_cycle_per_sm")
         .unit("FLOP/cycle")
@@ -864,6 +868,7 @@ Manifest resolve_manifest(const ManifestDocument& document, const SchemaCatalog&
   m.l2_bytes = gpu.size_bytes("l2_size");
   m.l2_partitions = static_cast<int>(gpu.integer("l2_partitions"));
   m.dram_bandwidth = gpu.bandwidth("dram_bandwidth");
+  m.l2_bandwidth = gpu.bandwidth("l2_bandwidth");
   m.mma_flops_per_cycle_per_sm = gpu.real("mma_flops_per_cycle_per_sm");
   m.plugin_path = document.plugin_path();
   m.resolved = resolved_json(simfa, gpu, m.components);

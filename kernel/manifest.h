@@ -69,6 +69,7 @@ struct Manifest {
   std::int64_t l2_bytes = 0;
   int l2_partitions = 1;
   double dram_bandwidth = 0;  ///< bytes per second
+  double l2_bandwidth = 0;    ///< bytes per second; 0 = unknown
   double mma_flops_per_cycle_per_sm = 0;
   /// Directories, each resolved against the manifest that names it.
   std::vector<std::string> plugin_path;

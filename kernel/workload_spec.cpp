@@ -23,8 +23,16 @@ namespace {
 
 constexpr std::string_view kPrefix = "workload.";
 
-SourceLocation at_offset(std::size_t offset) {
-  return {"--workload", 1, static_cast<std::uint32_t>(offset + 1)};
+// What an inline spec names: workloads for `--workload`, generators for `simfa gen`.
+struct SpecKind {
+  std::string_view prefix;    // plugin name prefix: "workload."
+  std::string_view slot;      // slot / table name
+  std::string_view argument;  // where errors point: "--workload"
+};
+constexpr SpecKind kWorkloadSpec{kPrefix, kWorkloadSlot, "--workload"};
+
+SourceLocation at_offset(std::size_t offset, std::string_view argument = "--workload") {
+  return {std::string(argument), 1, static_cast<std::uint32_t>(offset + 1)};
 }
 
 bool is_frontend_name(std::string_view name) {
@@ -33,65 +41,73 @@ bool is_frontend_name(std::string_view name) {
   });
 }
 
-std::vector<std::string> frontend_names(const SchemaCatalog& catalog) {
+std::vector<std::string> frontend_names(const SchemaCatalog& catalog,
+                                        std::string_view prefix = kPrefix) {
   std::vector<std::string> names;
   for (const CatalogEntry* e : catalog.entries())
-    if (e->name.starts_with(kPrefix)) names.push_back(e->name.substr(kPrefix.size()));
+    if (e->name.starts_with(prefix)) names.push_back(e->name.substr(prefix.size()));
   return names;
 }
 
-std::string known_frontends(const SchemaCatalog& catalog) {
-  const std::vector<std::string> names = frontend_names(catalog);
-  return names.empty() ? std::string("no workload frontend is loaded")
-                       : fmt::format("frontends: {}", fmt::join(names, ", "));
+std::string known_frontends(const SchemaCatalog& catalog, std::string_view prefix = kPrefix) {
+  const std::vector<std::string> names = frontend_names(catalog, prefix);
+  const bool workloads = prefix == kPrefix;
+  return names.empty() ? fmt::format("no {} is loaded", workloads ? "workload frontend" : "generator")
+                       : fmt::format("{}: {}", workloads ? "frontends" : "generators",
+                                     fmt::join(names, ", "));
 }
 
 const CatalogEntry* find_frontend(const std::string& name, const SourceLocation& where,
-                                  const SchemaCatalog& catalog, Diagnostics& diagnostics) {
-  if (const CatalogEntry* entry = catalog.find(std::string(kPrefix) + name)) return entry;
-  const std::string guess = closest_match(name, frontend_names(catalog));
-  diagnostics.error(where, fmt::format("unknown workload frontend '{}' ({})", name,
-                                       guess.empty() ? known_frontends(catalog)
+                                  const SchemaCatalog& catalog, Diagnostics& diagnostics,
+                                  std::string_view prefix = kPrefix) {
+  if (const CatalogEntry* entry = catalog.find(std::string(prefix) + name)) return entry;
+  const std::string guess = closest_match(name, frontend_names(catalog, prefix));
+  diagnostics.error(where, fmt::format("unknown {} '{}' ({})",
+                                       prefix == kPrefix ? "workload frontend" : "generator", name,
+                                       guess.empty() ? known_frontends(catalog, prefix)
                                                      : "did you mean '" + guess + "'?"));
   return nullptr;
 }
 
 ComponentConfig resolve(const DocTable& table, const CatalogEntry& entry, std::string_view selector,
-                        const SchemaCatalog& catalog, Diagnostics& diagnostics) {
+                        const SchemaCatalog& catalog, Diagnostics& diagnostics,
+                        std::string_view slot = kWorkloadSlot) {
   std::vector<ComponentConfig> out;
-  resolve_component(table, std::string(kWorkloadSlot), entry, selector, catalog, out, diagnostics);
+  resolve_component(table, std::string(slot), entry, selector, catalog, out, diagnostics);
   diagnostics.throw_if_any();
   return std::move(out.front());
 }
 
 // FRONTEND[:KEY=VALUE,KEY=VALUE...]
-ComponentConfig parse_inline(const std::string& spec, const SchemaCatalog& catalog) {
+ComponentConfig parse_inline(const std::string& spec, const SchemaCatalog& catalog,
+                             const SpecKind& kind = kWorkloadSpec) {
   Diagnostics diagnostics;
   const std::size_t colon = spec.find(':');
-  DocTable table{std::string(kWorkloadSlot), at_offset(0), {}, {}};
+  auto at = [&](std::size_t offset) { return at_offset(offset, kind.argument); };
+  DocTable table{std::string(kind.slot), at(0), {}, {}};
   const CatalogEntry* entry =
-      find_frontend(spec.substr(0, colon), at_offset(0), catalog, diagnostics);
+      find_frontend(spec.substr(0, colon), at(0), catalog, diagnostics, kind.prefix);
   std::size_t start = colon + 1;
   while (colon != std::string::npos) {
     const std::size_t end = spec.find(',', start);
     const std::string item = spec.substr(start, end - start);
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      diagnostics.error(at_offset(start), fmt::format("expected KEY=VALUE, got '{}'", item));
+      diagnostics.error(at(start), fmt::format("expected KEY=VALUE, got '{}'", item));
     } else if (const DocValue* first = table.value(item.substr(0, eq))) {
-      diagnostics.error(at_offset(start),
+      diagnostics.error(at(start),
                         fmt::format("duplicate key '{}' (first given at column {})", first->key,
                                     first->key_where.column));
     } else {
       table.values.push_back(parse_value_text(item.substr(0, eq),
                                               std::string_view(item).substr(eq + 1),
-                                              at_offset(start + eq + 1), at_offset(start)));
+                                              at(start + eq + 1), at(start)));
     }
     if (end == std::string::npos) break;
     start = end + 1;
   }
   if (!entry) diagnostics.raise();
-  return resolve(table, *entry, "", catalog, diagnostics);
+  return resolve(table, *entry, "", catalog, diagnostics, kind.slot);
 }
 
 // A TOML file with a [workload] table naming its frontend.
@@ -158,6 +174,11 @@ ComponentConfig parse_workload_spec(const std::string& spec, const SchemaCatalog
       : fs::exists(spec, ec) ? fmt::format("cannot read '{}': not a regular file", spec)
                              : fmt::format("cannot read '{}': {}", spec, std::strerror(ENOENT)));
   diagnostics.raise();
+}
+
+ComponentConfig parse_generator_spec(const std::string& spec, const SchemaCatalog& catalog) {
+  static constexpr SpecKind kGenerator{"gen.", "gen", "simfa gen"};
+  return parse_inline(spec, catalog, kGenerator);
 }
 
 }  // namespace simfa::kernel

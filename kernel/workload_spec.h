@@ -23,4 +23,8 @@ inline constexpr std::string_view kWorkloadSlot = "workload";
 /// no sub-slots. Throws ManifestError with every error found.
 ComponentConfig parse_workload_spec(const std::string& spec, const SchemaCatalog& catalog);
 
+/// Parses `simfa gen`'s `NAME[:KEY=VALUE,...]`: plugin "gen.NAME" (kind "gen"), errors located at
+/// "simfa gen", line 1, column = 1 + offset.
+ComponentConfig parse_generator_spec(const std::string& spec, const SchemaCatalog& catalog);
+
 }  // namespace simfa::kernel

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "simfa/error.h"
 #include "simfa/event_queue.h"
 #include "simfa/params.h"
 #include "simfa/stats.h"
@@ -27,6 +29,21 @@ struct GpuConfig {
 /// Algorithm 1, kept to check that the event mode is exact).
 enum class Stepping : std::uint8_t { kEvent, kReference };
 
+class Component;
+
+/// The components built for a component's sub-slots (Schema::slot), by path relative to it:
+/// "slice_map", or "l2.slice_map" for a grandchild. The kernel builds them first; the manifest
+/// loader has checked that each has the slot's kind, so a static_cast to that kind's interface
+/// is safe.
+class SIMFA_API SlotResolver {
+ public:
+  /// Throws simfa::Error when nothing was built at `path`.
+  virtual Component& slot(std::string_view path) const = 0;
+
+ protected:
+  ~SlotResolver() = default;
+};
+
 /// Everything a factory receives. References stay valid for the component's lifetime.
 struct BuildContext {
   const Params& params;
@@ -35,7 +52,12 @@ struct BuildContext {
   const GpuConfig& gpu;
   std::uint64_t seed;  ///< derived from (manifest seed, component path): use for the PRNG
   int sm_index;        ///< the SM for per-SM components, -1 for GPU-wide ones
+  const SlotResolver* slots = nullptr;  ///< sub-slot components; null when the schema has none
 };
+
+/// The sub-slot component at `path`, as the interface `T` of its kind.
+template <typename T>
+T& slot_as(const BuildContext& context, std::string_view path);
 
 class SIMFA_API Component {
  public:
@@ -43,5 +65,11 @@ class SIMFA_API Component {
   /// Called once after the last event, e.g. to turn accumulated state into statistics.
   virtual void finish(Cycle /*end*/) {}
 };
+
+template <typename T>
+T& slot_as(const BuildContext& context, std::string_view path) {
+  if (!context.slots) throw Error("internal: component has no sub-slots, asked for '" + std::string(path) + "'");
+  return static_cast<T&>(context.slots->slot(path));
+}
 
 }  // namespace simfa

@@ -1,0 +1,279 @@
+// The `simfa` command-line program: parses arguments and calls the kernel. Exit codes
+// (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+
+#include "apps/analyze_command.h"
+#include "kernel/ablation.h"
+#include "kernel/describe.h"
+#include "kernel/manifest.h"
+#include "kernel/plugin_host.h"
+#include "kernel/simulation.h"
+#include "kernel/version.h"
+#include "kernel/workload_spec.h"
+#include "simfa/error.h"
+#include "simfa/generator.h"
+#include "simfa/plugin.h"
+
+namespace {
+
+using namespace simfa::kernel;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitInternal = 2;
+constexpr int kExitDeadlock = 3;
+constexpr int kExitWatchdog = 4;
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<Override> out;
+  for (const auto& s : sets) out.push_back(parse_override(s));
+  return out;
+}
+
+void load_plugins(PluginHost& host, const std::vector<std::string>& manifest_plugin_path) {
+  host.load_directories(PluginHost::search_path(manifest_plugin_path));
+  for (const auto& e : host.errors()) std::cerr << "warning: " << e << "\n";
+}
+
+struct LoadedManifest {
+  PluginHost host;  // declared first: outlives everything built from its libraries
+  Manifest manifest;
+};
+
+void load(LoadedManifest& out, const std::string& path, const std::vector<std::string>& sets) {
+  ManifestDocument doc = read_manifest(path, parse_overrides(sets));
+  load_plugins(out.host, doc.plugin_path());
+  out.manifest = resolve_manifest(doc, out.host);
+}
+
+std::vector<int> parse_sm_list(const std::string& text) {
+  std::vector<int> sms;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    try {
+      std::size_t used = 0;
+      int v = std::stoi(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      sms.push_back(v);
+    } catch (const std::exception&) {
+      throw simfa::InputError(simfa::SourceLocation{"--timeline-sms", 0, 0},
+                              "expected a comma-separated list of SM indices, got '" + text + "'");
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sms;
+}
+
+int cmd_plugins(const std::string& describe, bool markdown) {
+  PluginHost host;
+  load_plugins(host, {});
+  if (markdown) {
+    std::cout << format_reference_markdown(host);
+    return kExitOk;
+  }
+  if (describe.empty()) {
+    std::cout << format_plugin_list(host);
+    return kExitOk;
+  }
+  const CatalogEntry* entry = host.find(describe);
+  if (!entry) throw simfa::InputError("unknown plugin '" + describe + "' (run `simfa plugins` for the list)");
+  std::cout << format_describe(*entry);
+  return kExitOk;
+}
+
+int cmd_validate(const std::string& path, const std::vector<std::string>& sets) {
+  LoadedManifest loaded;
+  load(loaded, path, sets);
+  std::cout << fmt::format("{}: valid (sha256 {})\n", path, loaded.manifest.sha256);
+  return kExitOk;
+}
+
+struct RunArgs {
+  std::string manifest, workload, stats, timeline, timeline_sms = "0", stepping = "event";
+  std::vector<std::string> sets;
+  bool quiet = false;
+};
+
+int cmd_run(const RunArgs& a) {
+  LoadedManifest loaded;
+  load(loaded, a.manifest, a.sets);
+  ComponentConfig workload = parse_workload_spec(a.workload, loaded.host);
+  RunOptions options;
+  options.stepping = a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
+  options.timeline = !a.timeline.empty();
+  options.timeline_sms = parse_sm_list(a.timeline_sms);
+  for (int sm : options.timeline_sms)
+    if (sm >= loaded.manifest.gpu.sm_count)
+      throw simfa::InputError(fmt::format("--timeline-sms: SM {} does not exist (the GPU has {})", sm,
+                                          loaded.manifest.gpu.sm_count));
+
+  Simulation sim(loaded.manifest, workload, loaded.host, options);
+  RunResult result = sim.run();
+  if (!a.quiet) std::cout << sim.summary(result);
+  if (!a.stats.empty()) {
+    std::ofstream out(a.stats);
+    out << boost::json::serialize(sim.stats_json(result)) << "\n";
+    if (!out) throw simfa::InputError("cannot write stats file '" + a.stats + "'");
+  }
+  if (!a.timeline.empty()) sim.timeline().write(a.timeline, loaded.manifest.gpu.clock_mhz);
+  switch (result.outcome) {
+    case RunOutcome::kCompleted: return kExitOk;
+    case RunOutcome::kDeadlock:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitDeadlock;
+    case RunOutcome::kWatchdog:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitWatchdog;
+  }
+  return kExitInternal;
+}
+
+struct AnalyzeArgs {
+  std::string manifest, workload, csv;
+  std::vector<std::string> sets, sweeps;
+  bool json = false;
+};
+
+int cmd_analyze(const AnalyzeArgs& a) {
+  LoadedManifest loaded;
+  load(loaded, a.manifest, a.sets);
+  const Manifest& m = loaded.manifest;
+  simfa::apps::AnalyzeRequest request;
+  request.gpu.sm_count = m.gpu.sm_count;
+  request.gpu.clock_mhz = m.gpu.clock_mhz;
+  request.gpu.l2_bytes = static_cast<double>(m.l2_bytes);
+  request.gpu.l2_partitions = m.l2_partitions;
+  request.gpu.dram_bandwidth = m.dram_bandwidth;
+  request.gpu.l2_bandwidth = m.l2_bandwidth;
+  request.gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  request.gpu_name = m.gpu.name;
+  request.workload_spec = a.workload;
+  request.sweeps = a.sweeps;
+  request.json = a.json;
+  request.csv_path = a.csv;
+  return simfa::apps::run_analyze_command(request);
+}
+
+int cmd_ablate(const std::string& base, const std::string& workload, const std::vector<std::string>& only) {
+  std::vector<std::string> manifests{base};
+  for (auto& a : find_ablations(base, only)) manifests.push_back(std::move(a));
+  std::vector<AblationRow> rows;
+  for (const auto& m : manifests) {
+    std::cerr << "running " << m << "\n";
+    rows.push_back(run_for_ablation(m, workload));
+  }
+  std::cout << format_ablation_table(rows);
+  return kExitOk;
+}
+
+int cmd_gen(const std::string& spec, const std::string& output) {
+  PluginHost host;
+  load_plugins(host, {});
+  ComponentConfig config = parse_generator_spec(spec, host);
+  simfa::GpuConfig gpu;  // generators describe workloads, not GPUs
+  StatsRegistryImpl stats;
+  CalendarQueue events;
+  const simfa::BuildContext context{config.params, events, simfa::StatsScope(stats, "gen"), gpu, 1, -1};
+  auto generator = host.create(*config.entry, context);
+  std::ofstream out(output);
+  if (!out) throw simfa::InputError("cannot write '" + output + "'");
+  static_cast<simfa::WorkloadGenerator&>(*generator).write(out);
+  if (!out) throw simfa::InputError("cannot write '" + output + "'");
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"simfa: a cycle-level simulator of Hopper asynchronous ML kernels"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version",
+                       fmt::format("simfa {} (git {}, sdk ABI {})", kVersion, kGitHash,
+                                   simfa::kSdkAbiVersion));
+
+  auto* plugins = app.add_subcommand("plugins", "list the plugins found, or describe one");
+  std::string describe;
+  bool markdown = false;
+  plugins->add_option("--describe", describe, "print one plugin's parameters, slots and statistics");
+  plugins->add_flag("--markdown", markdown, "print the manifest reference (docs/manifest-reference.md)");
+
+  auto* validate = app.add_subcommand("validate", "check a manifest without running it");
+  std::string validate_manifest;
+  std::vector<std::string> validate_sets;
+  validate->add_option("manifest", validate_manifest, "manifest TOML file")->required();
+  validate->add_option("--set", validate_sets, "override a key: KEY=VALUE (repeatable)");
+
+  auto* run = app.add_subcommand("run", "simulate a workload on a manifest");
+  RunArgs ra;
+  run->add_option("manifest", ra.manifest, "manifest TOML file")->required();
+  run->add_option("--workload,-w", ra.workload,
+                  "workload: a .trace or .toml file, or NAME:KEY=VALUE,... (e.g. gemm:m=4096,n=4096,k=4096)")
+      ->required();
+  run->add_option("--set", ra.sets, "override a manifest key: KEY=VALUE (repeatable)");
+  run->add_option("--stats", ra.stats, "write every statistic as JSON to FILE");
+  run->add_option("--timeline", ra.timeline, "write Chrome trace events (Perfetto) to FILE");
+  run->add_option("--timeline-sms", ra.timeline_sms, "SMs the timeline records, e.g. 0,1 (default 0)");
+  run->add_option("--stepping", ra.stepping, "event (default) or reference (per-cycle loop)")
+      ->check(CLI::IsMember({"event", "reference"}));
+  run->add_flag("--quiet,-q", ra.quiet, "print no summary");
+
+  auto* analyze = app.add_subcommand("analyze", "the analytical fast path: traffic, regime, roofline");
+  AnalyzeArgs aa;
+  analyze->add_option("manifest", aa.manifest, "manifest TOML file ([gpu] parameters)")->required();
+  analyze->add_option("--workload,-w", aa.workload, "fa3:KEY=VALUE,... or gemm:KEY=VALUE,...")->required();
+  analyze->add_option("--set", aa.sets, "override a manifest key: KEY=VALUE (repeatable)");
+  analyze->add_option("--sweep", aa.sweeps,
+                      "sweep a workload or GPU parameter: NAME=A..B:xF, NAME=A..B:+S or NAME=V1,V2 "
+                      "(repeatable: a grid)");
+  analyze->add_flag("--json", aa.json, "machine-readable output");
+  analyze->add_option("--csv", aa.csv, "write the sweep's points to FILE");
+
+  auto* ablate = app.add_subcommand("ablate", "run a manifest and its ablations (DIR/ablations/*.toml) on one workload");
+  std::string ablate_base, ablate_workload;
+  std::vector<std::string> ablate_only;
+  ablate->add_option("manifest", ablate_base, "the base manifest")->required();
+  ablate->add_option("--workload,-w", ablate_workload, "the workload (as for run)")->required();
+  ablate->add_option("--only", ablate_only, "ablations to run, by file stem (default: all)")->delimiter(',');
+
+  auto* gen = app.add_subcommand("gen", "write a workload's event log, e.g. gen fa3:model=llama3-8b,seqlen=512 -o events.csv");
+  std::string gen_spec, gen_output;
+  gen->add_option("spec", gen_spec, "NAME[:KEY=VALUE,...] (generators: simfa plugins, kind gen)")->required();
+  gen->add_option("-o,--output", gen_output, "output file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (*plugins) return cmd_plugins(describe, markdown);
+    if (*validate) return cmd_validate(validate_manifest, validate_sets);
+    if (*run) return cmd_run(ra);
+    if (*analyze) return cmd_analyze(aa);
+    if (*ablate) return cmd_ablate(ablate_base, ablate_workload, ablate_only);
+    if (*gen) return cmd_gen(gen_spec, gen_output);
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const ManifestError& e) {
+    for (const auto& m : e.messages) std::cerr << m << "\n";
+    return kExitBadInput;
+  } catch (const simfa::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "simfa: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,302 @@
+#include "kernel/simulation.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "kernel/version.h"
+#include "simfa/error.h"
+#include "simfa/plugin.h"
+
+namespace simfa::kernel {
+
+namespace {
+
+// Seeds each component's PRNG from (manifest seed, component path), so adding a component
+// never perturbs another's random stream (STYLE: events and determinism).
+std::uint64_t component_seed(std::uint64_t seed, const std::string& path) {
+  std::uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a over the path, then splitmix64
+  for (unsigned char c : path) h = (h ^ c) * 1099511628211ull;
+  h += 0x9e3779b97f4a7c15ull;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB on Linux
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const ComponentConfig& slot_config(const Manifest& manifest, const char* slot) {
+  const ComponentConfig* c = manifest.find(slot);
+  if (!c) throw InputError(SourceLocation{manifest.path, 1, 1}, std::string("missing table [") + slot + "]");
+  return *c;
+}
+
+}  // namespace
+
+Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload,
+                       const PluginHost& host, RunOptions options)
+    : manifest_(manifest), workload_config_(workload), host_(host), options_(std::move(options)) {
+  const int sm_count = manifest_.gpu.sm_count;
+
+  auto workload_component = build(workload_config_, "workload", -1);
+  workload_ = static_cast<ProgramSource*>(workload_component.get());
+  components_.push_back(std::move(workload_component));
+
+  memory_ = build_as<MemoryPort>("memory", "memory", -1);
+  dispatch_ = build_as<CtaDispatchPolicy>("dispatch", "dispatch", -1);
+
+  sms_.reserve(static_cast<std::size_t>(sm_count));
+  for (int i = 0; i < sm_count; ++i) sms_.push_back(build_as<SmCore>("sm", fmt::format("sm[{}]", i), i));
+  arbiter_ = std::make_unique<IssueArbiter>(events_, sms_, options_.stepping);
+
+  for (int i = 0; i < sm_count; ++i) {
+    const std::string path = fmt::format("sm[{}]", i);
+    auto* scheduler = build_as<WarpSchedulerPolicy>("scheduler", path + ".scheduler", i);
+    auto* tma = build_as<TmaEngine>("tma", path + ".tma", i);
+    auto* tensor_core = build_as<TensorCoreEngine>("tensor_core", path + ".tensor_core", i);
+    bool traced = options_.timeline && std::find(options_.timeline_sms.begin(),
+                                                 options_.timeline_sms.end(),
+                                                 i) != options_.timeline_sms.end();
+    sms_[static_cast<std::size_t>(i)]->connect(SmWiring{*scheduler, *tma, *tensor_core, *arbiter_,
+                                                        *this, workload_->tensor_maps(),
+                                                        traced ? &timeline_ : nullptr, *memory_});
+  }
+}
+
+Simulation::~Simulation() {
+  // Components may hold references into each other: destroy in reverse construction order.
+  while (!components_.empty()) components_.pop_back();
+}
+
+namespace {
+// The sub-slot components of one component, by path relative to it.
+class BuiltSlots final : public SlotResolver {
+ public:
+  void add(std::string path, Component& c) { slots_.emplace_back(std::move(path), &c); }
+  Component& slot(std::string_view path) const override {
+    for (const auto& [p, c] : slots_)
+      if (p == path) return *c;
+    throw Error("internal: no component was built for sub-slot '" + std::string(path) + "'");
+  }
+  const std::vector<std::pair<std::string, Component*>>& entries() const { return slots_; }
+
+ private:
+  std::vector<std::pair<std::string, Component*>> slots_;
+};
+}  // namespace
+
+std::unique_ptr<Component> Simulation::build(const ComponentConfig& config, const std::string& path,
+                                             int sm_index) {
+  // Sub-slots first (depth first), so the component can connect them as it is constructed.
+  BuiltSlots slots;
+  for (const SlotSpec& sub : config.entry->schema.slots()) {
+    const std::string child_slot = config.slot + "." + sub.name;
+    const ComponentConfig* child = manifest_.find(child_slot);
+    if (!child) throw Error("internal: the manifest has no table [" + child_slot + "]");
+    auto built = build(*child, path + "." + sub.name, sm_index);
+    slots.add(sub.name, *built);
+    // A grandchild is reachable as "child.grandchild".
+    if (const auto* grand = built_slots_.count(built.get()) ? &built_slots_.at(built.get()) : nullptr)
+      for (const auto& [p, c] : *grand) slots.add(sub.name + "." + p, *c);
+    components_.push_back(std::move(built));
+  }
+  BuildContext context{config.params,
+                       events_,
+                       StatsScope(stats_, path),
+                       manifest_.gpu,
+                       component_seed(manifest_.seed, path),
+                       sm_index,
+                       slots.entries().empty() ? nullptr : &slots};
+  auto component = host_.create(*config.entry, context);
+  if (!slots.entries().empty()) built_slots_[component.get()] = slots.entries();
+  return component;
+}
+
+template <typename T>
+T* Simulation::build_as(const char* slot, const std::string& path, int sm_index) {
+  // The manifest loader checked that the slot's plugin has the slot's kind, and every
+  // component of a kind implements that kind's interface.
+  auto component = build(slot_config(manifest_, slot), path, sm_index);
+  T* typed = static_cast<T*>(component.get());
+  components_.push_back(std::move(component));
+  return typed;
+}
+
+void Simulation::dispatch(Cycle now) {
+  const std::uint64_t total = workload_->cta_count();
+  while (next_cta_ < total) {
+    if (!pending_) {
+      pending_ = std::make_unique<CtaProgram>();
+      workload_->build(next_cta_, *pending_);
+      std::string why;
+      if (!sms_.front()->fits_empty(*pending_, why))
+        throw InputError(fmt::format("CTA {} can never run: {}", next_cta_, why));
+    }
+    candidates_.clear();
+    for (std::size_t i = 0; i < sms_.size(); ++i)
+      if (sms_[i]->can_accept(*pending_)) candidates_.push_back(static_cast<int>(i));
+    if (candidates_.empty()) return;
+    std::size_t pick = dispatch_->choose(candidates_, next_cta_);
+    sms_[static_cast<std::size_t>(candidates_[pick])]->accept(now, std::move(pending_));
+    ++next_cta_;
+  }
+}
+
+void Simulation::on_cta_exit(int /*sm*/, Cycle now) {
+  last_exit_ = std::max(last_exit_, now);
+  ++retired_ctas_;
+  dispatch(now);
+}
+
+bool Simulation::all_done() const { return retired_ctas_ == workload_->cta_count(); }
+
+RunResult Simulation::run() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Cycle limit = manifest_.max_cycles == 0 ? kNever : manifest_.max_cycles;
+  dispatch(0);
+
+  if (options_.stepping == Stepping::kEvent) {
+    while (!events_.empty()) {
+      if (events_.next_cycle() > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      fire_next_event();
+    }
+  } else {
+    // The paper's Algorithm 1: per cycle, completed events wake threads, then every SM's issue
+    // phase. Stops when no event is pending and no SM expects to issue.
+    for (Cycle now = 0;; ++now) {
+      if (now > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      while (!events_.empty() && events_.next_cycle() <= now) fire_next_event();
+      arbiter_->step_all(now);
+      if (events_.empty() && arbiter_->next_request() == kNever) break;
+    }
+  }
+  return finish(all_done() ? RunOutcome::kCompleted : RunOutcome::kDeadlock,
+                seconds_since(wall_start));
+}
+
+void Simulation::fire_next_event() {
+  // Issue-phase events exist only in event stepping; counting just the others keeps the run's
+  // length and event count identical in both modes.
+  const std::uint64_t phases = arbiter_->phase_events();
+  events_.fire_next();
+  if (arbiter_->phase_events() == phases) {
+    last_event_ = events_.now();
+    ++model_events_;
+  }
+}
+
+RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
+  RunResult r;
+  r.outcome = outcome;
+  r.cycles = std::max(last_event_, last_exit_) + 1;
+  if (outcome == RunOutcome::kWatchdog) r.cycles = manifest_.max_cycles;
+  r.wall_seconds = wall_seconds;
+  r.peak_rss_bytes = peak_rss_bytes();
+  r.events = model_events_;
+  r.ctas = retired_ctas_;
+  if (outcome != RunOutcome::kCompleted)
+    for (const SmCore* sm : sms_) sm->report_blocked(r.blocked);
+  for (auto& c : components_) c->finish(r.cycles);
+  return r;
+}
+
+boost::json::object Simulation::stats_json(const RunResult& r) const {
+  namespace json = boost::json;
+  // The memory plugin provides the contract's totals as counters or formulas (sdk memory.h).
+  auto total = [&](const char* name) -> std::uint64_t {
+    const std::string path = std::string("memory.") + name;
+    if (!stats_.has(path))
+      throw Error("internal: the memory plugin does not provide '" + path + "'");
+    return static_cast<std::uint64_t>(stats_.value(path));
+  };
+  json::object out = stats_.to_json();
+  out["simfa"] = json::object{{"version", kVersion}, {"git_hash", kGitHash}, {"abi", kSdkAbiVersion}};
+  out["manifest"] = manifest_.resolved;
+  out["manifest_sha256"] = manifest_.sha256;
+  out["seed"] = manifest_.seed;
+  json::object workload{{"plugin", workload_config_.plugin}};
+  for (const auto& [key, value] : workload_->parameters()) workload[key] = value;
+  out["workload"] = std::move(workload);
+  const char* outcome = r.outcome == RunOutcome::kCompleted  ? "completed"
+                        : r.outcome == RunOutcome::kDeadlock ? "deadlock"
+                                                             : "watchdog";
+  out["kernel"] = json::object{{"cycles", r.cycles},
+                               {"time_us", static_cast<double>(r.cycles) / manifest_.gpu.clock_mhz},
+                               {"ctas", r.ctas},
+                               {"outcome", outcome}};
+  // The memory component's own counters, merged into "memory" beside any it already holds.
+  json::object& memory = out["memory"].is_object() ? out["memory"].as_object()
+                                                    : (out["memory"] = json::object()).as_object();
+  for (const char* name : {"llc_read_bytes", "llc_write_bytes", "dram_read_bytes", "dram_write_bytes"})
+    memory[name] = total(name);
+  out["sim"] = json::object{
+      {"wall_seconds", r.wall_seconds},
+      {"cycles_per_second", r.wall_seconds > 0 ? static_cast<double>(r.cycles) / r.wall_seconds : 0.0},
+      {"peak_rss_bytes", r.peak_rss_bytes},
+      {"events", r.events},
+      {"stepping", options_.stepping == Stepping::kEvent ? "event" : "reference"}};
+  return out;
+}
+
+std::string Simulation::summary(const RunResult& r) const {
+  const double sms = static_cast<double>(manifest_.gpu.sm_count);
+  const double cycles = static_cast<double>(r.cycles);
+  auto utilization = [&](const char* tail) {
+    bool found = false;
+    double busy = static_cast<double>(stats_.sum_indexed("sm", tail, &found));
+    return found ? fmt::format("{:.1f}%", 100.0 * busy / (cycles * sms)) : std::string("n/a");
+  };
+  auto value = [&](const char* path) { return static_cast<std::uint64_t>(stats_.value(path)); };
+  const double time_us = cycles / manifest_.gpu.clock_mhz;
+  std::string s;
+  s += fmt::format("kernel            {} cycles, {:.3f} us at {} MHz ({} CTAs on {} SMs)\n", r.cycles,
+                   time_us, manifest_.gpu.clock_mhz, r.ctas, manifest_.gpu.sm_count);
+  s += fmt::format("tensor core busy  {}\n", utilization("tensor_core.busy_cycles"));
+  s += fmt::format("TMA busy          {}\n", utilization("tma.busy_cycles"));
+  auto stalls = stats_.sum_indexed_by_tail("sm", "stall.");
+  if (!stalls.empty()) {
+    s += "stall cycles      ";
+    bool first = true;
+    for (const auto& [name, total] : stalls) {
+      s += fmt::format("{}{} {}", first ? "" : ", ", name.substr(6), total);
+      first = false;
+    }
+    s += "\n";
+  }
+  const double llc_read = static_cast<double>(value("memory.llc_read_bytes"));
+  const double dram = static_cast<double>(value("memory.dram_read_bytes") + value("memory.dram_write_bytes"));
+  s += fmt::format("LLC read bytes    {:.0f} ({:.1f} MB)\n", llc_read, llc_read / 1e6);
+  s += fmt::format("DRAM bytes        {:.0f} ({:.1f} MB), {:.1f} GB/s achieved\n", dram, dram / 1e6,
+                   time_us > 0 ? dram / (time_us * 1e3) : 0.0);
+  s += fmt::format("simulation        {:.3f} s wall, {:.0f} simulated cycles/s, peak RSS {:.1f} MiB\n",
+                   r.wall_seconds, r.wall_seconds > 0 ? cycles / r.wall_seconds : 0.0,
+                   static_cast<double>(r.peak_rss_bytes) / 1048576.0);
+  return s;
+}
+
+std::string Simulation::blocked_report(const RunResult& r) {
+  std::string s = r.outcome == RunOutcome::kDeadlock
+                      ? fmt::format("deadlock at cycle {}: no event is pending and {} WarpGroup(s) "
+                                    "are blocked\n",
+                                    r.cycles, r.blocked.size())
+                      : fmt::format("watchdog: stopped at max_cycles = {} with {} WarpGroup(s) "
+                                    "blocked\n",
+                                    r.cycles, r.blocked.size());
+  for (const BlockedThread& b : r.blocked)
+    s += fmt::format("  sm {} cta {} warpgroup {} pc {}: {} waits for {}\n", b.sm, b.cta, b.warpgroup,
+                     b.pc, b.instruction, b.waiting_for);
+  return s;
+}
+
+}  // namespace simfa::kernel

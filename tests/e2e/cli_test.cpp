@@ -1,0 +1,202 @@
+// End-to-end tests of the `simfa` binary: real manifests, real example workloads, exit codes,
+// error messages, the stats contract, determinism and event/reference stepping equivalence.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome simfa(const std::string& args) {
+  std::string cmd = std::string(SIMFA_BINARY) + " " + args + " 2>&1";
+  Outcome o;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return o;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string source(const std::string& rel) { return std::string(SIMFA_SOURCE_DIR) + "/" + rel; }
+
+fs::path temp_file(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / "simfa_cli_test";
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+json::object read_json(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str()).as_object();
+}
+
+// Stats without the fields that measure the simulator itself (wall time, memory).
+json::object without_sim(json::object o) {
+  o.erase("sim");
+  return o;
+}
+
+std::vector<fs::path> example_traces() {
+  std::vector<fs::path> traces;
+  for (const auto& e : fs::directory_iterator(source("examples/traces")))
+    if (e.path().extension() == ".trace") traces.push_back(e.path());
+  std::sort(traces.begin(), traces.end());
+  return traces;
+}
+
+TEST(Cli, VersionNamesVersionHashAndAbi) {
+  Outcome o = simfa("--version");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 1"), std::string::npos) << o.out;
+}
+
+TEST(Cli, PluginsListsTheBuiltInComponents) {
+  Outcome o = simfa("plugins");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  for (const char* name : {"sm.warpgroup", "scheduler.gto", "scheduler.lrr", "scheduler.oldest",
+                           "dispatch.round_robin", "dispatch.fill", "tma.fixed", "tma.traffic",
+                           "wgmma.half_n", "memory.ideal", "workload.trace"})
+    EXPECT_NE(o.out.find(name), std::string::npos) << name << "\n" << o.out;
+}
+
+TEST(Cli, DescribeUnknownPluginIsBadInput) {
+  Outcome o = simfa("plugins --describe tma.trafic");
+  EXPECT_EQ(o.exit_code, 1);
+}
+
+TEST(Cli, ValidateAcceptsTheShippedManifests) {
+  for (const char* m : {"configs/h800.toml"}) {
+    Outcome o = simfa("validate " + source(m));
+    EXPECT_EQ(o.exit_code, 0) << m << "\n" << o.out;
+  }
+}
+
+TEST(Cli, ValidateReportsLocatedErrorsWithSuggestions) {
+  fs::path bad = temp_file("bad.toml");
+  std::ofstream(bad) << "[simfa]\nmanifest_version = 1\nextends = \"" << source("configs/h800.toml")
+                     << "\"\n\n[tma]\nplugin = \"tma.trafic\"\n";
+  Outcome o = simfa("validate " + bad.string());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.out.find(bad.string() + ":6:"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("tma.traffic"), std::string::npos) << o.out;  // did you mean
+}
+
+TEST(Cli, UnknownSetKeyIsBadInput) {
+  Outcome o = simfa("validate " + source("configs/h800.toml") + " --set gpu.sm_cont=4");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.out.find("sm_count"), std::string::npos) << o.out;
+}
+
+TEST(Cli, MissingWorkloadFileIsBadInput) {
+  Outcome o = simfa("run " + source("configs/h800.toml") + " --workload /nonexistent/x.trace");
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.out.find("/nonexistent/x.trace"), std::string::npos) << o.out;
+}
+
+TEST(Cli, StatsFileHoldsTheContract) {
+  fs::path stats = temp_file("contract.json");
+  Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
+                    source("examples/traces/gemm_grid.trace") + " --stats " + stats.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  json::object s = read_json(stats);
+  EXPECT_TRUE(s.at("simfa").as_object().contains("git_hash"));
+  EXPECT_TRUE(s.at("manifest").is_object());
+  EXPECT_EQ(s.at("manifest_sha256").as_string().size(), 64u);
+  EXPECT_TRUE(s.at("seed").is_number());
+  EXPECT_TRUE(s.at("workload").is_object());
+  EXPECT_GT(s.at("kernel").at("cycles").to_number<std::uint64_t>(), 0u);
+  EXPECT_GT(s.at("kernel").at("time_us").to_number<double>(), 0.0);
+  for (const char* k : {"llc_read_bytes", "llc_write_bytes", "dram_read_bytes", "dram_write_bytes"})
+    EXPECT_TRUE(s.at("memory").as_object().contains(k)) << k;
+  EXPECT_GT(s.at("memory").at("llc_read_bytes").to_number<std::uint64_t>(), 0u);
+  for (const char* k : {"wall_seconds", "cycles_per_second", "peak_rss_bytes"})
+    EXPECT_TRUE(s.at("sim").as_object().contains(k)) << k;
+  EXPECT_TRUE(s.at("sm[0]").is_object());
+}
+
+// DESIGN §2: the event-driven loop must equal the per-cycle reference loop, cycle for cycle and
+// statistic for statistic, on every example (later workloads join by adding files).
+TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
+  auto traces = example_traces();
+  ASSERT_FALSE(traces.empty());
+  for (const auto& trace : traces) {
+    fs::path a = temp_file("event.json"), b = temp_file("reference.json");
+    Outcome e = simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string() +
+                      " --stats " + a.string());
+    Outcome r = simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string() +
+                      " --stats " + b.string() + " --stepping reference");
+    ASSERT_EQ(e.exit_code, 0) << trace << "\n" << e.out;
+    ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.out;
+    EXPECT_EQ(json::serialize(without_sim(read_json(a))), json::serialize(without_sim(read_json(b))))
+        << trace;
+  }
+}
+
+TEST(Cli, RunsAreDeterministic) {
+  fs::path a = temp_file("det_a.json"), b = temp_file("det_b.json");
+  for (const fs::path& p : {a, b}) {
+    Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
+                      source("examples/traces/fa3_pingpong.trace") + " --stats " + p.string());
+    ASSERT_EQ(o.exit_code, 0) << o.out;
+  }
+  EXPECT_EQ(json::serialize(without_sim(read_json(a))), json::serialize(without_sim(read_json(b))));
+}
+
+TEST(Cli, DeadlockExitsWithThreeAndNamesTheWait) {
+  Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
+                    source("tests/frontends/data/deadlock.trace"));
+  EXPECT_EQ(o.exit_code, 3) << o.out;
+  EXPECT_NE(o.out.find("deadlock"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("MB_WAIT"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("stage"), std::string::npos) << o.out;
+}
+
+TEST(Cli, WatchdogExitsWithFour) {
+  Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
+                    source("examples/traces/gemm_grid.trace") + " --set simfa.max_cycles=100");
+  EXPECT_EQ(o.exit_code, 4) << o.out;
+  EXPECT_NE(o.out.find("watchdog"), std::string::npos) << o.out;
+}
+
+TEST(Cli, TimelineIsChromeTraceJson) {
+  fs::path t = temp_file("timeline.json");
+  Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
+                    source("examples/traces/fa3_pingpong.trace") + " --timeline " + t.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  json::object tl = read_json(t);
+  const json::array& events = tl.at("traceEvents").as_array();
+  ASSERT_FALSE(events.empty());
+  bool saw_wgmma = false, saw_barrier_wait = false;
+  for (const auto& ev : events) {
+    const auto& e = ev.as_object();
+    if (e.at("ph").as_string() != "X") continue;
+    EXPECT_EQ(e.at("pid").as_int64(), 0);  // only SM 0 by default
+    saw_wgmma |= e.at("name").as_string() == "wgmma";
+    saw_barrier_wait |= e.at("name").as_string() == "wait:barrier";
+  }
+  EXPECT_TRUE(saw_wgmma);
+  EXPECT_TRUE(saw_barrier_wait);
+}
+
+}  // namespace
