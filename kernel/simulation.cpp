@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -162,7 +163,7 @@ void Simulation::on_cta_exit(int /*sm*/, Cycle now) {
 bool Simulation::all_done() const { return retired_ctas_ == workload_->cta_count(); }
 
 RunResult Simulation::run() {
-  const auto wall_start = std::chrono::steady_clock::now();
+  const auto wall_start = wall_start_ = std::chrono::steady_clock::now();
   const Cycle limit = manifest_.max_cycles == 0 ? kNever : manifest_.max_cycles;
   dispatch(0);
 
@@ -181,8 +182,17 @@ RunResult Simulation::run() {
       if (events_.empty() && arbiter_->next_request() == kNever) break;
     }
   }
+  if (options_.progress) std::fputs("\r\033[K", stderr);
   return finish(all_done() ? RunOutcome::kCompleted : RunOutcome::kDeadlock,
                 seconds_since(wall_start));
+}
+
+void Simulation::show_progress() {
+  const double wall = seconds_since(wall_start_);
+  std::fprintf(stderr, "\r\033[Kcycle %llu, %llu of %llu CTAs retired, %.1f s",
+               static_cast<unsigned long long>(events_.now()),
+               static_cast<unsigned long long>(retired_ctas_),
+               static_cast<unsigned long long>(workload_->cta_count()), wall);
 }
 
 void Simulation::fire_next_event() {
@@ -192,7 +202,7 @@ void Simulation::fire_next_event() {
   events_.fire_next();
   if (arbiter_->phase_events() == phases) {
     last_event_ = events_.now();
-    ++model_events_;
+    if ((++model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
   }
 }
 

@@ -3,6 +3,7 @@
 // reports the result.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@ struct RunOptions {
   Stepping stepping = Stepping::kEvent;
   bool timeline = false;
   std::vector<int> timeline_sms{0};
+  bool progress = false;  ///< a progress line on stderr every ~1M events (for terminals)
 };
 
 struct RunResult {
@@ -67,6 +69,7 @@ class Simulation final : private CtaHost {
   void on_cta_exit(int sm, Cycle now) override;
   bool all_done() const;
   void fire_next_event();
+  void show_progress();
   RunResult finish(RunOutcome outcome, double wall_start);
 
   const Manifest& manifest_;
@@ -94,6 +97,7 @@ class Simulation final : private CtaHost {
   Cycle last_exit_ = 0;
   Cycle last_event_ = 0;
   std::uint64_t model_events_ = 0;
+  std::chrono::steady_clock::time_point wall_start_;
   std::uint64_t retired_ctas_ = 0;
 };
 

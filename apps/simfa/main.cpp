@@ -1,5 +1,7 @@
 // The `simfa` command-line program: parses arguments and calls the kernel. Exit codes
 // (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -112,6 +114,7 @@ int cmd_run(const RunArgs& a) {
   RunOptions options;
   options.stepping = a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
   options.timeline = !a.timeline.empty();
+  options.progress = isatty(STDERR_FILENO) != 0;
   options.timeline_sms = parse_sm_list(a.timeline_sms);
   for (int sm : options.timeline_sms)
     if (sm >= loaded.manifest.gpu.sm_count)
