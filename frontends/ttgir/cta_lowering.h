@@ -1,0 +1,100 @@
+// Lowers one CTA of a compiled TTGIR kernel to simfa instructions by running its scalar code:
+// program ids, loop trip counts, pipeline stage indices, mbarrier phases, predicates and TMA
+// coordinates are evaluated for that CTA, and each op becomes instructions by the fixed table
+// of docs/ttgir.md. Both routes use it: the static route as is, the trace route to give each
+// recorded scope its operands (Proton records no values), via the per-site records.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simfa/program.h"
+#include "ttgir_kernel.h"
+
+namespace simfa::ttgir {
+
+struct LaunchConfig {
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  /// Values of kernel arguments, by slot (KernelProgram::scalar_args).
+  std::vector<std::pair<std::uint32_t, std::int64_t>> scalars;
+};
+
+struct LoweringOptions {
+  std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
+  std::uint32_t per_iteration_bubble = 0;  ///< cycles per iteration of a loop holding a dot
+  std::uint32_t registers_per_thread = 0;  ///< 0: the TTGIR's or the estimate (docs/ttgir.md)
+  CostRules costs;
+  std::uint64_t max_instructions = std::uint64_t{1} << 24;  ///< per CTA: stops runaway loops
+};
+
+/// The instructions one execution of a site contributed to a WarpGroup: [begin, end) of its
+/// code, including whatever the WarpGroup emitted since the previous site (bubbles).
+struct SiteRecord {
+  std::uint32_t site = kNone;  ///< kNone: the tail after the last site (with EXIT)
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+};
+
+class CtaLowering {
+ public:
+  CtaLowering(const KernelProgram& kernel, LaunchConfig launch, const LoweringOptions& options);
+
+  std::uint64_t cta_count() const { return launch_.grid[0] * launch_.grid[1] * launch_.grid[2]; }
+
+  /// Fills `out` with CTA `cta`'s program; when `records` is given, also what each site
+  /// contributed to each WarpGroup, in execution order. Throws InputError at the TTGIR op whose
+  /// operands cannot be evaluated or lowered.
+  void lower(std::uint64_t cta, CtaProgram& out,
+             std::vector<std::vector<SiteRecord>>* records = nullptr);
+
+ private:
+  struct Value {
+    std::int64_t v = 0;
+    std::uint32_t alloc = kNone;  ///< memdesc values: their allocation; v is the element offset
+    bool known = false;
+    std::uint32_t origin = kNone;  ///< unknown values: the slot whose value simfa lacks
+  };
+  struct WarpGroupState {
+    std::uint64_t pending_bubble = 0;
+    std::uint32_t next_gid = 0;
+    std::uint32_t record_end = 0;
+    std::vector<std::uint32_t> waited;    ///< per stage: phases this WarpGroup waited for
+    std::vector<std::uint32_t> acquired;  ///< per stage: ACQUIRE_STAGEs issued
+  };
+
+  void run(std::uint32_t begin, std::uint32_t end);
+  void run_for(const Node& n);
+  void execute(const Node& n);
+  void after(const Node& n);
+  std::int64_t integer(const Node& n, std::uint32_t k, const char* what);
+  bool predicate(const Node& n, std::uint32_t k);
+  std::uint8_t stage_of(const Node& n, std::uint32_t k);
+  void emit(std::uint32_t wg, const Instruction& instruction);
+  void charge(std::uint32_t wg, std::uint64_t cycles);
+  std::uint32_t operand(const Node& n, std::uint32_t k) const {
+    return kernel_.operands[n.operands + k];
+  }
+  [[noreturn]] void fail(const Node& n, const std::string& message) const;
+
+  const KernelProgram& kernel_;
+  LaunchConfig launch_;
+  LoweringOptions options_;
+  std::vector<std::uint32_t> registers_;
+  std::vector<bool> argument_slot_;
+
+  // Per lowered CTA.
+  std::uint64_t cta_ = 0;
+  std::array<std::int64_t, 3> pid_{};
+  CtaProgram* out_ = nullptr;
+  std::vector<std::vector<SiteRecord>>* records_ = nullptr;
+  std::vector<Value> slots_;
+  std::vector<Value> scratch_;
+  std::vector<WarpGroupState> wgs_;
+  std::vector<std::uint32_t> acquirer_;  ///< per stage: the WarpGroup that ACQUIREs it
+  std::uint32_t partition_ = 0;
+  std::uint64_t instructions_ = 0;
+};
+
+}  // namespace simfa::ttgir

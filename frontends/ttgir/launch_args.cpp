@@ -1,0 +1,228 @@
+#include "launch_args.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace simfa::ttgir {
+
+namespace {
+
+bool parse_integer(std::string_view text, std::int64_t& out) {
+  bool neg = false;
+  int base = 10;
+  if (!text.empty() && text.front() == '-') {
+    neg = true;
+    text.remove_prefix(1);
+  }
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() ||
+      v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return false;
+  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+  return true;
+}
+
+bool parse_dims(std::string_view text, std::vector<std::int64_t>& dims) {
+  dims.clear();
+  for (;;) {
+    const std::size_t x = text.find('x');
+    std::int64_t d = 0;
+    if (!parse_integer(text.substr(0, x), d)) return false;
+    dims.push_back(d);
+    if (x == std::string_view::npos) return true;
+    text.remove_prefix(x + 1);
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(1, (word.size() + 2) / 3) + 1;
+  for (const auto& n : names) {
+    const std::size_t d = edit_distance(word, n);
+    if (d < best_d) {
+      best = n;
+      best_d = d;
+    }
+  }
+  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
+}
+
+std::string join(const std::vector<std::int64_t>& dims) {
+  std::string s;
+  for (auto d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+}  // namespace
+
+bool parse_grid(const std::string& text, std::array<std::uint64_t, 3>& grid, std::string& why) {
+  std::vector<std::int64_t> dims;
+  if (!parse_dims(text, dims) || dims.size() > 3) {
+    why = "expected X, XxY or XxYxZ";
+    return false;
+  }
+  grid = {1, 1, 1};
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] <= 0 || dims[d] > (std::int64_t{1} << 31)) {
+      why = "grid dimensions are 1 to 2^31";
+      return false;
+    }
+    grid[d] = static_cast<std::uint64_t>(dims[d]);
+  }
+  return true;
+}
+
+Launch read_launch(const KernelProgram& kernel, const Params& params, const char* args_key,
+                   const std::array<std::uint64_t, 3>& grid) {
+  Launch launch;
+  launch.config.grid = grid;
+  std::string text = params.string(args_key);
+  for (char& c : text)
+    if (c == ';' || c == ',') c = ' ';
+  struct DescValues {
+    std::vector<std::int64_t> shape, strides;
+    std::int64_t base = 0;
+    bool has_shape = false, has_strides = false, has_base = false;
+  };
+  std::vector<DescValues> descs(kernel.descriptors.size());
+  std::map<std::string, std::int64_t, std::less<>> scalars;
+  std::vector<std::string> scalar_names, names;
+  for (const ScalarArg& a : kernel.scalar_args)
+    if (a.desc == kNone) scalar_names.push_back(a.name);
+  names = scalar_names;
+  for (const DescriptorArg& d : kernel.descriptors)
+    for (const char* f : {".shape", ".strides", ".base"}) names.push_back(d.name + f);
+
+  std::istringstream items(text);
+  std::string item;
+  while (items >> item) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      params.fail(args_key, "bad argument '" + item + "': expected NAME=VALUE");
+    const std::string name = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    const auto dot = name.rfind('.');
+    bool matched = false;
+    for (std::size_t k = 0; k < kernel.descriptors.size() && dot != std::string::npos; ++k) {
+      if (name.substr(0, dot) != kernel.descriptors[k].name) continue;
+      const std::string field = name.substr(dot + 1);
+      DescValues& d = descs[k];
+      if (field == "shape" || field == "strides") {
+        auto& dims = field == "shape" ? d.shape : d.strides;
+        if (!parse_dims(value, dims) || dims.size() != kernel.descriptors[k].block.size())
+          params.fail(args_key, "'" + item + "': descriptor " + kernel.descriptors[k].name +
+                                    " has rank " +
+                                    std::to_string(kernel.descriptors[k].block.size()) +
+                                    ": expected " + field + " as AxB...");
+        (field == "shape" ? d.has_shape : d.has_strides) = true;
+        matched = true;
+      } else if (field == "base") {
+        if (!parse_integer(value, d.base) || d.base <= 0 || d.base % 16 != 0)
+          params.fail(args_key, "'" + item +
+                                    "': expected a positive 16-byte aligned address, as TMA "
+                                    "requires of a tensor");
+        d.has_base = true;
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    if (std::find(scalar_names.begin(), scalar_names.end(), name) == scalar_names.end())
+      params.fail(args_key, "'" + name + "' is not an argument of kernel " + kernel.kernel_name +
+                                suggestion(name, names));
+    std::int64_t v = 0;
+    if (!parse_integer(value, v)) params.fail(args_key, "'" + item + "': expected an integer");
+    if (!scalars.emplace(name, v).second) params.fail(args_key, "'" + name + "' is given twice");
+  }
+
+  for (const ScalarArg& a : kernel.scalar_args) {
+    if (a.desc != kNone) continue;
+    const auto it = scalars.find(a.name);
+    if (it != scalars.end()) launch.config.scalars.emplace_back(a.slot, it->second);
+  }
+
+  // Descriptors used by a TMA op need their tensor; the others get a map of one box.
+  std::vector<bool> used(kernel.descriptors.size(), false);
+  std::vector<Pos> used_at(kernel.descriptors.size());
+  for (const Node& n : kernel.nodes)
+    if ((n.kind == NodeKind::kTmaLoad || n.kind == NodeKind::kTmaStore) && !used[n.a]) {
+      used[n.a] = true;
+      used_at[n.a] = n.pos;
+    }
+  Addr next = kFirstTensorBase;
+  for (std::size_t k = 0; k < kernel.descriptors.size(); ++k) {
+    const DescriptorArg& arg = kernel.descriptors[k];
+    DescValues& d = descs[k];
+    const std::size_t rank = arg.block.size();
+    if (!d.has_shape) {
+      if (used[k])
+        params.fail(args_key, "missing descriptor shape: " + arg.name + " (declared at " +
+                                  kernel.doc().at(arg.pos).str() + ", loaded at " +
+                                  kernel.doc().at(used_at[k]).str() + ") needs " + arg.name +
+                                  ".shape=" + join(arg.block) + "... in args (outermost first)");
+      d.shape = arg.block;
+    }
+    for (std::size_t i = 0; i < rank; ++i)
+      if (d.shape[i] <= 0 || d.shape[i] > (std::int64_t{1} << 32))
+        params.fail(args_key, arg.name + ".shape=" + join(d.shape) + ": dimensions are 1 to 2^32");
+    if (!d.has_strides) {
+      d.strides.assign(rank, 1);
+      for (std::size_t i = rank - 1; i-- > 0;) d.strides[i] = d.strides[i + 1] * d.shape[i + 1];
+    }
+    if (d.strides[rank - 1] != 1)
+      params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
+                                ": the innermost stride must be 1 (TMA reads rows contiguously)");
+    for (std::size_t i = 0; i + 1 < rank; ++i)
+      if (d.strides[i] <= 0 || d.strides[i] * arg.elem_bytes % 16 != 0)
+        params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
+                                  ": TMA needs positive strides of a multiple of 16 bytes");
+    std::uint64_t extent = 1;
+    for (std::size_t i = 0; i < rank; ++i)
+      extent += static_cast<std::uint64_t>(d.shape[i] - 1) * static_cast<std::uint64_t>(d.strides[i]);
+    extent *= arg.elem_bytes;
+    const Addr base = d.has_base ? static_cast<Addr>(d.base) : next;
+    next = (base + extent + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+
+    TensorMap map;
+    map.name = arg.name;
+    map.base = base;
+    map.elem_bytes = arg.elem_bytes;
+    map.rank = static_cast<std::uint32_t>(rank);
+    for (std::size_t i = 0; i < rank; ++i) {  // simfa's dimension 0 is the innermost
+      const std::size_t from = rank - 1 - i;
+      map.shape[i] = static_cast<std::uint64_t>(d.shape[from]);
+      map.stride[i] = static_cast<std::uint64_t>(d.strides[from]) * arg.elem_bytes;
+      map.box[i] = static_cast<std::uint32_t>(arg.block[from]);
+    }
+    launch.maps.push_back(map);
+    for (const ScalarArg& a : kernel.scalar_args)
+      if (a.desc == k)
+        launch.config.scalars.emplace_back(
+            a.slot, a.field < rank ? d.shape[a.field] : d.strides[a.field - rank]);
+  }
+  return launch;
+}
+
+}  // namespace simfa::ttgir

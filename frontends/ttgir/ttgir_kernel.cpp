@@ -1,0 +1,946 @@
+#include "ttgir_kernel.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+#include <unordered_map>
+
+namespace simfa::ttgir {
+
+namespace {
+
+struct BinaryName {
+  std::string_view name;
+  BinaryOp op;
+};
+constexpr BinaryName kBinaries[] = {
+    {"arith.addi", BinaryOp::kAdd},         {"arith.subi", BinaryOp::kSub},
+    {"arith.muli", BinaryOp::kMul},         {"arith.divsi", BinaryOp::kDivS},
+    {"arith.divui", BinaryOp::kDivU},       {"arith.remsi", BinaryOp::kRemS},
+    {"arith.remui", BinaryOp::kRemU},       {"arith.ceildivsi", BinaryOp::kCeilDivS},
+    {"arith.ceildivui", BinaryOp::kCeilDivU}, {"arith.floordivsi", BinaryOp::kFloorDivS},
+    {"arith.andi", BinaryOp::kAnd},         {"arith.ori", BinaryOp::kOr},
+    {"arith.xori", BinaryOp::kXor},         {"arith.shli", BinaryOp::kShl},
+    {"arith.shrsi", BinaryOp::kShrS},       {"arith.shrui", BinaryOp::kShrU},
+    {"arith.minsi", BinaryOp::kMinS},       {"arith.maxsi", BinaryOp::kMaxS},
+    {"arith.minui", BinaryOp::kMinU},       {"arith.maxui", BinaryOp::kMaxU},
+};
+
+constexpr std::string_view kPredicates[] = {"eq",  "ne",  "slt", "sle", "sgt",
+                                            "sge", "ult", "ule", "ugt", "uge"};
+
+// Ops that move no data and do no arithmetic of their own (views and broadcasts are folded into
+// their users by the compiler).
+constexpr std::string_view kFree[] = {
+    "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.make_range",
+    "tt.join",  "tt.split",     "ub.poison",      "ttg.warp_yield", "ttg.warp_return",
+    "tt.return", "llvm.intr.assume", "tt.assume"};
+// Ops without a simfa instruction: the ISA has no expect_tx (a stage's bytes come from its copies)
+// and no fences; barrier lifetimes and deallocation cost nothing at this level.
+constexpr std::string_view kNops[] = {
+    "ttng.barrier_expect", "ttng.inval_barrier", "ttng.fence_async_shared", "ttng.fence",
+    "proton.record",       "ttg.local_dealloc",  "ttng.async_tma_store_wait",
+    "ttng.async_tma_store_token_wait"};
+// Register-tensor work charged at the ALU rate besides arith.* (docs/ttgir.md).
+constexpr std::string_view kAluWork[] = {
+    "ttg.convert_layout", "ttg.local_load", "ttg.local_store", "tt.fp_to_fp", "tt.precise_divf",
+    "tt.precise_sqrt",    "tt.mulhiui",     "tt.clampf",       "tt.cat"};
+// math.* ops the SFU (MUFU) computes; other math.* run on the ALU.
+constexpr std::string_view kSfuMath[] = {
+    "math.exp",  "math.exp2", "math.log",  "math.log2", "math.sin", "math.cos", "math.tanh",
+    "math.sqrt", "math.rsqrt", "math.erf", "math.log1p", "math.expm1", "math.powf"};
+
+template <std::size_t N>
+bool in(const std::string_view (&set)[N], std::string_view s) {
+  return std::find(std::begin(set), std::end(set), s) != std::end(set);
+}
+
+bool parse_i64(std::string_view text, std::int64_t& out) {
+  bool neg = false;
+  int base = 10;
+  if (!text.empty() && text.front() == '-') {
+    neg = true;
+    text.remove_prefix(1);
+  }
+  if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
+  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+  return true;
+}
+
+std::string at_text(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
+
+struct Binding {
+  std::uint32_t slot = 0;
+  std::uint32_t count = 1;
+};
+
+class Compiler {
+ public:
+  Compiler(const MlirDocument& doc, KernelProgram& p, const CostRules& rules)
+      : doc_(doc), p_(p), rules_(rules) {}
+
+  void run() {
+    for (const Site& s : p_.sites) site_of_[s.op] = s.id;
+    const Operation* module = nullptr;
+    const Operation* func = nullptr;
+    for (const Operation& op : doc_.ops) {
+      if (op.name == "module") module = &op;
+      if (op.name == "tt.func") func = &op;
+    }
+    if (module) {
+      module_attrs(*module);
+      if (!module->regions.empty())
+        for (const Operation& op : module->regions[0].ops)
+          if (op.name == "tt.func") {
+            if (func) doc_.fail(op.pos, "more than one tt.func: simfa lowers one kernel a file");
+            func = &op;
+          }
+    }
+    if (!func) doc_.fail(Pos{1, 1}, "no tt.func in the TTGIR");
+    if (func->regions.empty()) doc_.fail(func->pos, "the kernel tt.func has no body");
+
+    Partition def;
+    def.num_warps = p_.num_warps;
+    def.warpgroups = (p_.num_warps + 3) / 4;
+    p_.partitions.push_back(def);
+
+    scopes_.push_back({});
+    isolated_.push_back(true);
+    arguments(*func);
+    const auto begin = static_cast<std::uint32_t>(p_.nodes.size());
+    compile_ops(func->regions[0].ops);
+    p_.partitions[0].begin = begin;
+    p_.partitions[0].end = static_cast<std::uint32_t>(p_.nodes.size());
+    finish();
+  }
+
+ private:
+  // ---- module and arguments ----
+
+  void module_attrs(const Operation& module) {
+    const TokenRange r = module.segments.front();
+    for (std::uint32_t i = r.begin; i + 2 < r.end; ++i) {
+      const Token& t = doc_.token(i);
+      if (t.kind != Tok::kString || doc_.token(i + 1).kind != Tok::kEqual) continue;
+      std::int64_t v = 0;
+      const bool number = parse_i64(doc_.token(i + 2).text, v);
+      const std::string key = canonical_name(t.text);
+      if (key == "ttg.num-warps" && number) p_.num_warps = static_cast<std::uint32_t>(v);
+      if (key == "ttg.num-ctas" && number && v != 1)
+        doc_.fail(t.pos, "ttg.num-ctas = " + std::to_string(v) +
+                             ": CTA clusters are outside what simfa lowers");
+    }
+    if (p_.num_warps == 0 || p_.num_warps > 64) doc_.fail(module.pos, "bad ttg.num-warps");
+  }
+
+  void arguments(const Operation& func) {
+    const TokenRange r = func.segments.front();
+    std::uint32_t i = r.begin;
+    while (i < r.end && doc_.token(i).kind != Tok::kAtId) ++i;
+    if (i >= r.end) doc_.fail(func.pos, "tt.func without a name");
+    p_.kernel_name = std::string(doc_.token(i).text.substr(1));
+    ++i;
+    if (doc_.token(i).kind != Tok::kLParen) doc_.fail(doc_.token(i).pos, "expected '('");
+    ++i;
+    const OpView view(doc_, func);
+    struct Arg {
+      std::string_view name;
+      TypeInfo type;
+      Pos pos;
+      std::uint32_t slot;
+    };
+    std::vector<Arg> args;
+    while (i < r.end && doc_.token(i).kind != Tok::kRParen) {
+      const Token& name = doc_.token(i);
+      if (name.kind != Tok::kValue || doc_.token(i + 1).kind != Tok::kColon)
+        doc_.fail(name.pos, "expected '%name: type' in the kernel's arguments");
+      i += 2;
+      Arg a{name.text, view.type_at(i), name.pos, 0};
+      a.slot = define_one(name.text, name.pos);
+      args.push_back(a);
+      int depth = 0;  // attributes and loc() up to the next ',' or ')'
+      while (i < r.end) {
+        const Tok k = doc_.token(i).kind;
+        if (depth == 0 && (k == Tok::kComma || k == Tok::kRParen)) break;
+        if (k == Tok::kLParen || k == Tok::kLBrace || k == Tok::kLAngle || k == Tok::kLBracket)
+          ++depth;
+        if (k == Tok::kRParen || k == Tok::kRBrace || k == Tok::kRAngle || k == Tok::kRBracket)
+          --depth;
+        ++i;
+      }
+      if (doc_.token(i).kind == Tok::kComma) ++i;
+    }
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      const Arg& a = args[k];
+      if (a.type.kind == TypeKind::kTensorDesc) {
+        DescriptorArg d;
+        d.name = std::string(a.name);
+        d.slot = a.slot;
+        d.block = a.type.shape;
+        d.elem = a.type.elem;
+        d.elem_bytes = element_bytes(a.type.elem);
+        d.pos = a.pos;
+        if (d.block.empty() || d.block.size() > 5 || d.elem_bytes == 0)
+          doc_.fail(a.pos, "descriptor %" + d.name + " has an unsupported block type");
+        const std::size_t rank = d.block.size();
+        // Triton 3.6 passes a host TensorDescriptor as the descriptor, then its shape (i32
+        // each) and strides (i64 each).
+        bool expanded = k + 2 * rank < args.size();
+        for (std::size_t f = 0; expanded && f < 2 * rank; ++f) {
+          const TypeInfo& t = args[k + 1 + f].type;
+          expanded = t.kind == TypeKind::kScalar && t.elem == (f < rank ? "i32" : "i64");
+        }
+        const auto id = static_cast<std::uint32_t>(p_.descriptors.size());
+        slot_desc(a.slot) = id;
+        p_.descriptors.push_back(d);
+        if (expanded) {
+          for (std::size_t f = 0; f < 2 * rank; ++f) {
+            const Arg& s = args[k + 1 + f];
+            ScalarArg sa;
+            sa.name = d.name + (f < rank ? ".shape[" + std::to_string(f) + "]"
+                                         : ".strides[" + std::to_string(f - rank) + "]");
+            sa.slot = s.slot;
+            sa.width = f < rank ? 32 : 64;
+            sa.desc = id;
+            sa.field = static_cast<std::uint32_t>(f);
+            sa.pos = s.pos;
+            p_.scalar_args.push_back(sa);
+          }
+          k += 2 * rank;
+        }
+        continue;
+      }
+      const std::uint32_t width =
+          a.type.kind == TypeKind::kPtr ? 64 : integer_width(a.type.elem);
+      if (width == 0) continue;  // floats: values simfa never needs
+      ScalarArg sa;
+      sa.name = std::string(a.name);
+      sa.slot = a.slot;
+      sa.width = width;
+      sa.pos = a.pos;
+      p_.scalar_args.push_back(sa);
+    }
+  }
+
+  // ---- slots and scopes ----
+
+  std::uint32_t new_slots(std::uint32_t n, std::string_view name, Pos pos) {
+    const std::uint32_t base = p_.slot_count;
+    p_.slot_count += n;
+    p_.slot_pos.resize(p_.slot_count, pos);
+    p_.slot_name.resize(p_.slot_count, name);
+    slot_alloc_.resize(p_.slot_count, kNone);
+    slot_desc_.resize(p_.slot_count, kNone);
+    return base;
+  }
+
+  std::uint32_t define_one(std::string_view name, Pos pos) {
+    const std::uint32_t s = new_slots(1, name, pos);
+    scopes_.back()[name] = {s, 1};
+    return s;
+  }
+
+  // Defines an op's results; returns the first slot (kNone when it has none).
+  std::uint32_t define_results(const Operation& op, std::uint32_t& count) {
+    count = 0;
+    std::uint32_t first = kNone;
+    for (const ResultDef& r : op.results) {
+      const std::uint32_t s = new_slots(r.count, r.name, op.pos);
+      scopes_.back()[r.name] = {s, r.count};
+      if (first == kNone) first = s;
+      count += r.count;
+    }
+    return first;
+  }
+
+  std::uint32_t& slot_alloc(std::uint32_t s) { return slot_alloc_[s]; }
+  std::uint32_t& slot_desc(std::uint32_t s) { return slot_desc_[s]; }
+
+  std::uint32_t use(std::uint32_t token) {
+    const Token& t = doc_.token(token);
+    for (std::size_t k = scopes_.size(); k-- > 0;) {
+      const auto it = scopes_[k].find(t.text);
+      if (it != scopes_[k].end()) {
+        const std::uint32_t idx = t.use < 0 ? 0 : static_cast<std::uint32_t>(t.use);
+        if (idx >= it->second.count)
+          doc_.fail(t.pos, "%" + std::string(t.text) + " has " +
+                               std::to_string(it->second.count) + " results, not #" +
+                               std::to_string(idx));
+        return it->second.slot + idx;
+      }
+      if (isolated_[k]) break;
+    }
+    doc_.fail(t.pos, "use of undefined value %" + std::string(t.text));
+  }
+
+  void push_scope(bool isolated) {
+    scopes_.push_back({});
+    isolated_.push_back(isolated);
+  }
+  void pop_scope() {
+    scopes_.pop_back();
+    isolated_.pop_back();
+  }
+
+  // ---- nodes ----
+
+  Node& add(NodeKind kind, const Operation& op) {
+    Node n;
+    n.kind = kind;
+    n.pos = op.pos;
+    const auto it = site_of_.find(&op);
+    if (it != site_of_.end()) n.site = it->second;
+    n.operands = static_cast<std::uint32_t>(p_.operands.size());
+    n.end = static_cast<std::uint32_t>(p_.nodes.size()) + 1;
+    p_.nodes.push_back(n);
+    return p_.nodes.back();
+  }
+
+  void operands(std::uint32_t node, const std::vector<std::uint32_t>& tokens) {
+    for (std::uint32_t t : tokens) p_.operands.push_back(use(t));
+    p_.nodes[node].operand_count = static_cast<std::uint32_t>(tokens.size());
+  }
+
+  std::uint32_t index_of(const Node& n) const {
+    return static_cast<std::uint32_t>(&n - p_.nodes.data());
+  }
+
+  void compile_ops(const std::vector<Operation>& ops) {
+    for (const Operation& op : ops) compile(op);
+  }
+
+  // A node whose results simfa does not compute; `cost` makes it a kCompute node whose tensor
+  // work the lowering charges as a BUBBLE (an unknown op is charged even without tensors).
+  void opaque(const Operation& op, ComputeClass cls, bool cost, std::uint32_t ops = 1,
+              bool results = true) {
+    const OpView v(doc_, op);
+    std::uint64_t elements = 0;
+    bool tensor = false;
+    for (const TypeInfo& t : v.types())
+      if (t.kind == TypeKind::kTensor) {
+        tensor = true;
+        elements = std::max<std::uint64_t>(elements, t.elements());
+      }
+    const bool charged = cost && (tensor || cls == ComputeClass::kUnknown);
+    const auto idx = index_of(add(charged ? NodeKind::kCompute : NodeKind::kOpaque, op));
+    std::uint32_t count = 0;
+    const std::uint32_t first = results ? define_results(op, count) : kNone;
+    Node& m = p_.nodes[idx];
+    m.result = first;
+    m.result_count = count;
+    m.sub = static_cast<std::uint8_t>(cls);
+    m.imm = static_cast<std::int64_t>(std::max<std::uint64_t>(elements, 1));
+    m.a = ops;
+  }
+
+  bool has_tensor(const OpView& v) const {
+    for (const TypeInfo& t : v.types())
+      if (t.kind == TypeKind::kTensor) return true;
+    return false;
+  }
+
+  std::uint32_t scalar_width(const OpView& v, std::size_t which) const {
+    const auto types = v.types();
+    if (types.empty()) return 64;
+    const TypeInfo& t = types[std::min(which, types.size() - 1)];
+    const std::uint32_t w = integer_width(t.elem);
+    return w == 0 ? 64 : w;
+  }
+
+  void simple(const Operation& op, NodeKind kind, std::uint8_t sub, std::uint32_t width,
+              const std::vector<std::uint32_t>& tokens) {
+    const auto idx = index_of(add(kind, op));
+    operands(idx, tokens);
+    std::uint32_t count = 0;
+    const std::uint32_t first = define_results(op, count);
+    Node& n = p_.nodes[idx];
+    n.sub = sub;
+    n.width = static_cast<std::uint8_t>(width);
+    n.result = first;
+    n.result_count = count;
+  }
+
+  void compile(const Operation& op) {
+    const std::string name = canonical_name(op.name);
+    const OpView v(doc_, op);
+
+    if (name == "arith.constant") {
+      const TokenRange r = op.segments.front();
+      const Token& t = doc_.token(r.begin);
+      std::int64_t value = 0;
+      bool known = false;
+      if (t.kind == Tok::kInteger) known = parse_i64(t.text, value);
+      if (t.kind == Tok::kIdent && (t.text == "true" || t.text == "false")) {
+        known = true;
+        value = t.text == "true" ? 1 : 0;
+      }
+      if (!known) return opaque(op, ComputeClass::kAlu, false);
+      const std::uint32_t width = t.kind == Tok::kIdent ? 1 : scalar_width(v, 0);
+      simple(op, NodeKind::kConst, 0, width, {});
+      p_.nodes.back().imm = value;
+      return;
+    }
+    for (const auto& b : kBinaries)
+      if (name == b.name) {
+        if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+        return simple(op, NodeKind::kBinary, static_cast<std::uint8_t>(b.op), scalar_width(v, 0),
+                      v.values());
+      }
+    if (name == "arith.cmpi") {
+      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      const auto pred = std::find(std::begin(kPredicates), std::end(kPredicates), v.keyword());
+      if (pred == std::end(kPredicates)) v.fail("unknown predicate");
+      return simple(op, NodeKind::kCmp, static_cast<std::uint8_t>(pred - std::begin(kPredicates)),
+                    1, v.values());
+    }
+    if (name == "arith.select") {
+      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      return simple(op, NodeKind::kSelect, 0, scalar_width(v, 1), v.values());
+    }
+    if (name == "arith.extsi" || name == "arith.extui" || name == "arith.trunci" ||
+        name == "arith.index_cast" || name == "arith.index_castui" || name == "arith.bitcast") {
+      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      const auto types = v.types();
+      if (types.size() != 2) v.fail("expected 'FROM to TO' types");
+      const std::uint32_t from = integer_width(types[0].elem);
+      const std::uint32_t to = integer_width(types[1].elem);
+      if (from == 0 || to == 0) return opaque(op, ComputeClass::kAlu, false);  // a float bitcast
+      CastKind kind = CastKind::kSignExtend;
+      if (name == "arith.trunci") kind = CastKind::kTruncate;
+      if (name == "arith.extui" || name == "arith.index_castui") kind = CastKind::kZeroExtend;
+      simple(op, NodeKind::kCast, static_cast<std::uint8_t>(kind), to, v.values());
+      p_.nodes.back().a = from;
+      return;
+    }
+    if (name.starts_with("arith.") || name.starts_with("math."))
+      return opaque(op, in(kSfuMath, name) ? ComputeClass::kSfu : ComputeClass::kAlu, true);
+    if (name == "tt.get_program_id" || name == "tt.get_num_programs") {
+      const std::string_view axis = v.keyword();
+      if (axis != "x" && axis != "y" && axis != "z") v.fail("expected the axis x, y or z");
+      return simple(op, name == "tt.get_program_id" ? NodeKind::kProgramId : NodeKind::kNumPrograms,
+                    static_cast<std::uint8_t>(axis[0] - 'x'), 32, {});
+    }
+    if (name == "scf.for") return compile_for(op);
+    if (name == "scf.if") return compile_if(op);
+    if (name == "scf.yield") return compile_yield(op);
+    if (name == "ttg.local_alloc") return compile_alloc(op);
+    if (name == "ttg.memdesc_index" || name == "ttg.memdesc_subslice" ||
+        name == "ttg.memdesc_trans" || name == "ttg.memdesc_reshape" ||
+        name == "ttg.memdesc_reinterpret")
+      return compile_view(op, name == "ttg.memdesc_index");
+    if (name == "ttg.local_dealloc") {
+      const auto vals = v.values();
+      if (!vals.empty()) {
+        const std::uint32_t a = slot_alloc(use(vals.front()));
+        if (a != kNone) live_ -= p_.allocations[a].bytes;
+      }
+      add(NodeKind::kNop, op);
+      return;
+    }
+    if (name == "ttng.init_barrier") {
+      const auto vals = v.values();
+      const auto ints = v.integers();
+      if (vals.empty() || ints.empty()) v.fail("expected a barrier and its arrival count");
+      Allocation& a = barrier_alloc(vals.front());
+      const auto count = static_cast<std::uint32_t>(ints.front());
+      if (a.init_count != 0 && a.init_count != count)
+        v.fail("the mbarriers of one ttg.local_alloc are initialized with different counts (" +
+               std::to_string(a.init_count) + " and " + std::to_string(count) + ")");
+      a.init_count = count;
+      add(NodeKind::kNop, op);
+      return;
+    }
+    if (name == "ttng.barrier_expect") {
+      const auto vals = v.values();
+      if (vals.empty()) v.fail("expected a barrier");
+      set_role(v, barrier_alloc(vals.front()), Allocation::kTma);
+      add(NodeKind::kNop, op);
+      return;
+    }
+    if (name == "ttng.async_tma_copy_global_to_local") return compile_tma(op, true);
+    if (name == "ttng.async_tma_copy_local_to_global") return compile_tma(op, false);
+    if (name == "ttng.warp_group_dot") return compile_dot(op);
+    if (name == "ttng.warp_group_dot_wait") {
+      simple(op, NodeKind::kDotWait, 0, 64, v.values());
+      p_.nodes.back().imm = v.attr_int("pendings").value_or(0);
+      return;
+    }
+    if (name == "ttng.wait_barrier") return compile_wait(op);
+    if (name == "ttng.arrive_barrier") return compile_arrive(op);
+    if (name == "gpu.barrier" || name == "ttg.barrier" || name == "nvvm.barrier0") {
+      add(NodeKind::kCtaBarrier, op);
+      return;
+    }
+    if (name == "ttg.warp_specialize") return compile_warp_specialize(op);
+    if (name == "tt.reduce" || name == "tt.scan") {
+      std::uint32_t body_ops = 0;
+      for (const Region& r : op.regions)
+        for (const Operation& inner : r.ops)
+          if (!canonical_name(inner.name).ends_with(".return")) ++body_ops;
+      return opaque(op, ComputeClass::kAlu, true, std::max<std::uint32_t>(body_ops, 1));
+    }
+    if (in(kAluWork, name)) return opaque(op, ComputeClass::kAlu, true);
+    if (in(kFree, name)) return opaque(op, ComputeClass::kAlu, false);
+    if (in(kNops, name)) {
+      add(NodeKind::kNop, op);
+      return;
+    }
+    if (!op.regions.empty())  // charging it would drop whatever its regions hold
+      doc_.fail(op.pos, "unknown op '" + std::string(op.name) +
+                            "' with regions: outside the TTGIR subset simfa lowers (docs/ttgir.md)");
+    if (!rules_.unknown_as_bubble)
+      doc_.fail(op.pos, "unknown op '" + std::string(op.name) +
+                            "': outside the TTGIR subset simfa lowers (docs/ttgir.md); "
+                            "unknown_ops = \"bubble\" charges it as a BUBBLE instead");
+    p_.unknown_ops.push_back(std::string(op.name) + " at " + at_text(op.pos));
+    opaque(op, ComputeClass::kUnknown, true);
+  }
+
+  // `%iv = %lb to %ub step %s iter_args(%a = %init, ...) -> (types) : type {`
+  void compile_for(const Operation& op) {
+    const OpView v(doc_, op);
+    const TokenRange r = op.segments.front();
+    std::uint32_t i = r.begin;
+    auto expect_value = [&]() {
+      if (doc_.token(i).kind != Tok::kValue) doc_.fail(doc_.token(i).pos, "expected a value");
+      return i++;
+    };
+    auto expect_word = [&](std::string_view w) {
+      if (doc_.token(i).kind != Tok::kIdent || doc_.token(i).text != w)
+        doc_.fail(doc_.token(i).pos, "expected '" + std::string(w) + "'");
+      ++i;
+    };
+    const std::uint32_t iv_token = expect_value();
+    if (doc_.token(i).kind != Tok::kEqual) doc_.fail(doc_.token(i).pos, "expected '='");
+    ++i;
+    std::vector<std::uint32_t> bounds;
+    bounds.push_back(expect_value());
+    expect_word("to");
+    bounds.push_back(expect_value());
+    expect_word("step");
+    bounds.push_back(expect_value());
+    std::vector<std::uint32_t> iter_names, inits;
+    if (doc_.token(i).kind == Tok::kIdent && doc_.token(i).text == "iter_args") {
+      i += 2;  // iter_args (
+      while (doc_.token(i).kind == Tok::kValue) {
+        iter_names.push_back(i);
+        i += 2;  // %a =
+        inits.push_back(expect_value());
+        if (doc_.token(i).kind == Tok::kComma) ++i;
+      }
+    }
+    std::uint32_t width = 64;  // index
+    for (std::uint32_t j = r.end; j-- > i;)
+      if (doc_.token(j).kind == Tok::kColon && j + 1 < r.end) {
+        const std::uint32_t w = integer_width(doc_.token(j + 1).text);
+        if (w) width = w;
+        break;
+      }
+    if (op.regions.size() != 1) v.fail("expected one body region");
+    std::vector<std::uint32_t> all = bounds;
+    all.insert(all.end(), inits.begin(), inits.end());
+    const auto idx = index_of(add(NodeKind::kFor, op));
+    operands(idx, all);
+    std::uint32_t count = 0;
+    const std::uint32_t results = define_results(op, count);
+    if (count != inits.size()) v.fail("the loop yields " + std::to_string(inits.size()) +
+                                      " values but defines " + std::to_string(count));
+    push_scope(false);
+    const Token& ivt = doc_.token(iv_token);
+    const std::uint32_t iv = define_one(ivt.text, ivt.pos);
+    std::uint32_t iter_first = p_.slot_count;
+    for (std::size_t k = 0; k < iter_names.size(); ++k) {
+      const Token& t = doc_.token(iter_names[k]);
+      const std::uint32_t s = define_one(t.text, t.pos);
+      if (k == 0) iter_first = s;
+      const std::uint32_t init = p_.operands[p_.nodes[idx].operands + 3 + k];
+      slot_alloc(s) = slot_alloc(init);
+      slot_desc(s) = slot_desc(init);
+      if (results != kNone) {
+        slot_alloc(results + static_cast<std::uint32_t>(k)) = slot_alloc(init);
+        slot_desc(results + static_cast<std::uint32_t>(k)) = slot_desc(init);
+      }
+    }
+    {
+      Node& n = p_.nodes[idx];
+      n.width = static_cast<std::uint8_t>(width);
+      n.result = results;
+      n.result_count = count;
+      n.a = iv;
+      n.b = iter_first;
+    }
+    yield_targets_.push_back({iter_first, count});
+    loops_.push_back(idx);
+    compile_ops(op.regions[0].ops);
+    loops_.pop_back();
+    yield_targets_.pop_back();
+    pop_scope();
+    p_.nodes[idx].end = static_cast<std::uint32_t>(p_.nodes.size());
+  }
+
+  void compile_if(const Operation& op) {
+    const OpView v(doc_, op);
+    const auto vals = v.values();
+    if (vals.empty() || op.regions.empty()) v.fail("expected a condition and a then-region");
+    const auto idx = index_of(add(NodeKind::kIf, op));
+    operands(idx, {vals.front()});
+    std::uint32_t count = 0;
+    const std::uint32_t results = define_results(op, count);
+    p_.nodes[idx].result = results;
+    p_.nodes[idx].result_count = count;
+    yield_targets_.push_back({results, count});
+    push_scope(false);
+    compile_ops(op.regions[0].ops);
+    pop_scope();
+    p_.nodes[idx].a = static_cast<std::uint32_t>(p_.nodes.size());
+    if (op.regions.size() > 1) {
+      push_scope(false);
+      compile_ops(op.regions[1].ops);
+      pop_scope();
+    }
+    yield_targets_.pop_back();
+    p_.nodes[idx].end = static_cast<std::uint32_t>(p_.nodes.size());
+  }
+
+  void compile_yield(const Operation& op) {
+    const OpView v(doc_, op);
+    const auto vals = v.values();
+    if (yield_targets_.empty()) v.fail("scf.yield outside scf.for or scf.if");
+    const auto [target, count] = yield_targets_.back();
+    if (vals.size() != count)
+      v.fail("yields " + std::to_string(vals.size()) + " values, the enclosing op has " +
+             std::to_string(count));
+    const auto idx = index_of(add(NodeKind::kYield, op));
+    operands(idx, vals);
+    p_.nodes[idx].a = target;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t from = p_.operands[p_.nodes[idx].operands + k];
+      if (slot_alloc(target + k) == kNone) slot_alloc(target + k) = slot_alloc(from);
+      if (slot_desc(target + k) == kNone) slot_desc(target + k) = slot_desc(from);
+    }
+  }
+
+  void compile_alloc(const Operation& op) {
+    const OpView v(doc_, op);
+    const auto types = v.types();
+    if (types.empty() || types.back().kind != TypeKind::kMemdesc)
+      v.fail("expected a !ttg.memdesc result type");
+    const TypeInfo& t = types.back();
+    const bool init = !v.values().empty();
+    Allocation a;
+    a.pos = op.pos;
+    a.shape = t.shape;
+    a.bytes = t.elements() * std::max<std::uint32_t>(element_bytes(t.elem), 1);
+    a.barriers = t.elem == "i64" && !init;
+    const auto id = static_cast<std::uint32_t>(p_.allocations.size());
+    p_.allocations.push_back(a);
+    live_ += a.bytes;
+    peak_ = std::max(peak_, live_);
+    const auto idx = index_of(add(NodeKind::kAlloc, op));
+    std::uint32_t count = 0;
+    const std::uint32_t first = define_results(op, count);
+    p_.nodes[idx].result = first;
+    p_.nodes[idx].result_count = count;
+    p_.nodes[idx].a = id;
+    if (first != kNone) slot_alloc(first) = id;
+    if (init) opaque(op, ComputeClass::kAlu, true, 1, false);  // registers to shared memory
+  }
+
+  void compile_view(const Operation& op, bool indexed) {
+    const OpView v(doc_, op);
+    const auto vals = v.values();
+    if (vals.empty()) v.fail("expected a memdesc operand");
+    const auto types = v.types();
+    std::int64_t inner = 1;
+    if (indexed && !types.empty())
+      for (std::size_t d = 1; d < types.front().shape.size(); ++d) inner *= types.front().shape[d];
+    simple(op, NodeKind::kView, indexed ? 1 : 0, 64, vals);
+    Node& n = p_.nodes.back();
+    n.imm = inner;
+    const std::uint32_t src = p_.operands[n.operands];
+    if (n.result != kNone) slot_alloc(n.result) = slot_alloc(src);
+  }
+
+  Allocation& barrier_alloc(std::uint32_t token) {
+    const std::uint32_t a = slot_alloc(use(token));
+    if (a == kNone || !p_.allocations[a].barriers)
+      doc_.fail(doc_.token(token).pos,
+                "%" + std::string(doc_.token(token).text) +
+                    " is not an mbarrier of a ttg.local_alloc (an i64 allocation) simfa can trace");
+    return p_.allocations[a];
+  }
+
+  void set_role(const OpView& v, Allocation& a, Allocation::Role role) {
+    if (a.role != Allocation::kUnused && a.role != role)
+      v.fail("this mbarrier (allocated at " + at_text(a.pos) +
+             ") is both completed by TMA bytes and arrived on by ttng.arrive_barrier; the ISA's "
+             "stages keep the two apart");
+    a.role = role;
+  }
+
+  // `%desc[%c0, %c1] %buf, %bar, %pred` (load) or `%desc[%c0, %c1] %buf` (store).
+  void compile_tma(const Operation& op, bool load) {
+    const OpView v(doc_, op);
+    const TokenRange r = op.segments.front();
+    std::uint32_t i = r.begin;
+    if (doc_.token(i).kind != Tok::kValue) v.fail("expected the descriptor");
+    const std::uint32_t desc_token = i++;
+    if (doc_.token(i).kind != Tok::kLBracket) v.fail("expected '[' and the coordinates");
+    std::vector<std::uint32_t> coords, rest;
+    for (++i; i < r.end && doc_.token(i).kind != Tok::kRBracket; ++i)
+      if (doc_.token(i).kind == Tok::kValue) coords.push_back(i);
+    for (; i < r.end && doc_.token(i).kind != Tok::kColon; ++i)
+      if (doc_.token(i).kind == Tok::kValue) rest.push_back(i);
+    const std::uint32_t desc = slot_desc(use(desc_token));
+    if (desc == kNone)
+      doc_.fail(doc_.token(desc_token).pos,
+                "%" + std::string(doc_.token(desc_token).text) +
+                    " is not a tensor-descriptor kernel argument; simfa rebuilds TensorMaps from "
+                    "host descriptors only (tt.make_tensor_descriptor is not lowered)");
+    if (coords.size() != p_.descriptors[desc].block.size())
+      v.fail(std::to_string(coords.size()) + " coordinates for a rank-" +
+             std::to_string(p_.descriptors[desc].block.size()) + " descriptor");
+    std::vector<std::uint32_t> ops = coords;
+    if (load) {
+      if (rest.size() < 2) v.fail("expected the destination, the barrier and the predicate");
+      set_role(v, barrier_alloc(rest[1]), Allocation::kTma);
+      ops.push_back(rest[1]);
+      if (rest.size() > 2) ops.push_back(rest[2]);
+    }
+    const auto idx = index_of(add(load ? NodeKind::kTmaLoad : NodeKind::kTmaStore, op));
+    operands(idx, ops);
+    p_.nodes[idx].a = desc;
+    p_.nodes[idx].b = static_cast<std::uint32_t>(coords.size());
+  }
+
+  void compile_dot(const Operation& op) {
+    const OpView v(doc_, op);
+    DotInfo info;
+    info.shape = dot_shape(v);
+    const auto idx = index_of(add(NodeKind::kDot, op));
+    std::uint32_t count = 0;
+    p_.nodes[idx].result = define_results(op, count);
+    p_.nodes[idx].result_count = count;
+    p_.nodes[idx].a = static_cast<std::uint32_t>(p_.dots.size());
+    const std::uint64_t acc_bytes = element_bytes(v.types().back().elem);
+    p_.partitions[partition_].accumulator_bytes_per_thread +=
+        static_cast<std::uint64_t>(info.shape.m * info.shape.n) * acc_bytes /
+        (32ULL * p_.partitions[partition_].num_warps);
+    p_.dots.push_back(info);
+    for (std::uint32_t loop : loops_) p_.nodes[loop].sub = 1;
+  }
+
+  // `%bar, %phase[, %pred] [deps %a, ...]`
+  void compile_wait(const Operation& op) {
+    const OpView v(doc_, op);
+    const TokenRange r = op.segments.front();
+    std::vector<std::uint32_t> vals;
+    for (std::uint32_t i = r.begin; i < r.end; ++i) {
+      const Token& t = doc_.token(i);
+      if (t.kind == Tok::kColon || (t.kind == Tok::kIdent && t.text == "deps")) break;
+      if (t.kind == Tok::kValue) vals.push_back(i);
+    }
+    if (vals.size() < 2) v.fail("expected a barrier and a phase");
+    barrier_alloc(vals.front());  // an mbarrier simfa can trace, or an error
+    const std::uint32_t alloc = slot_alloc(use(vals.front()));
+    simple(op, NodeKind::kWaitBarrier, 0, 64, vals);
+    p_.nodes.back().a = alloc;
+  }
+
+  void compile_arrive(const Operation& op) {
+    const OpView v(doc_, op);
+    const auto vals = v.values();
+    const auto ints = v.integers();
+    if (vals.empty() || ints.empty()) v.fail("expected a barrier and an arrival count");
+    set_role(v, barrier_alloc(vals.front()), Allocation::kArrive);
+    simple(op, NodeKind::kArriveBarrier, 0, 64, vals);
+    Node& n = p_.nodes.back();
+    n.imm = ints.front();
+    if (n.imm <= 0) v.fail("arrival count must be positive");
+    // One thread of the partition arrives `count` times (one RELEASE_STAGE each, from its first
+    // WarpGroup); per-thread arrivals come from every thread, one RELEASE per WarpGroup.
+    n.b = v.attr_bool("perThread").value_or(false) ? 1 : 0;
+    const Partition& part = p_.partitions[partition_];
+    n.a = n.b ? static_cast<std::uint32_t>(n.imm) * 32 * std::min<std::uint32_t>(part.num_warps, 4)
+              : 1;
+  }
+
+  static std::vector<std::int64_t> array_attr(const MlirDocument& doc, TokenRange r,
+                                              std::string_view key) {
+    std::vector<std::int64_t> out;
+    for (std::uint32_t i = r.begin; i + 1 < r.end; ++i) {
+      if (doc.token(i).kind != Tok::kIdent || doc.token(i).text != key ||
+          doc.token(i + 1).kind != Tok::kEqual)
+        continue;
+      for (std::uint32_t j = i + 2; j < r.end && doc.token(j).kind != Tok::kRAngle; ++j) {
+        std::int64_t v = 0;
+        if (doc.token(j).kind == Tok::kInteger && parse_i64(doc.token(j).text, v)) out.push_back(v);
+      }
+      break;
+    }
+    return out;
+  }
+
+  void compile_warp_specialize(const Operation& op) {
+    const OpView v(doc_, op);
+    if (partition_ != 0 || p_.partitions.size() > 1)
+      v.fail("a second or nested ttg.warp_specialize: simfa lowers one per kernel");
+    if (op.regions.empty()) v.fail("expected a default region");
+    const auto captures = v.values(0);
+    const auto idx = index_of(add(NodeKind::kWarpSpecialize, op));
+    operands(idx, captures);
+    std::uint32_t count = 0;
+    p_.nodes[idx].result = define_results(op, count);
+    p_.nodes[idx].result_count = count;
+    p_.nodes[idx].a = 1;
+
+    // Default region: the kernel's own warps, values of the enclosing scope visible.
+    push_scope(false);
+    compile_ops(op.regions[0].ops);
+    pop_scope();
+    p_.nodes[idx].b = static_cast<std::uint32_t>(p_.nodes.size());
+
+    const std::vector<std::int64_t> start_ids = array_attr(doc_, op.segments.front(), "warpGroupStartIds");
+    const std::vector<std::int64_t> registers = array_attr(doc_, op.segments.front(), "actualRegisters");
+    std::vector<std::uint32_t> sizes;
+    for (std::size_t k = 1; k < op.regions.size(); ++k) {
+      const std::uint32_t seg = static_cast<std::uint32_t>(k);
+      Partition part;
+      const TokenRange head = op.segments[seg];
+      std::vector<std::uint32_t> args;
+      for (std::uint32_t i = head.begin; i < head.end; ++i) {
+        const Token& t = doc_.token(i);
+        if (t.kind == Tok::kValue && doc_.token(i + 1).kind == Tok::kColon) args.push_back(i);
+        if (t.kind == Tok::kIdent && t.text == "num_warps" && i + 2 < head.end) {
+          std::int64_t n = 0;
+          if (parse_i64(doc_.token(i + 2).text, n)) part.num_warps = static_cast<std::uint32_t>(n);
+        }
+      }
+      if (part.num_warps == 0)
+        doc_.fail(op.regions[k].open, "partition without num_warps(N)");
+      if (args.size() != captures.size())
+        doc_.fail(op.regions[k].open, "the partition takes " + std::to_string(args.size()) +
+                                          " arguments but warp_specialize passes " +
+                                          std::to_string(captures.size()));
+      part.warpgroups = (part.num_warps + 3) / 4;
+      if (registers.size() == op.regions.size())
+        part.registers_per_thread = static_cast<std::uint32_t>(registers[k]);
+      sizes.push_back(part.num_warps);
+      const auto pidx = static_cast<std::uint32_t>(p_.partitions.size());
+      p_.partitions.push_back(part);
+      push_scope(true);  // partitions are isolated from above: explicit captures only
+      for (std::size_t c = 0; c < args.size(); ++c) {
+        const Token& t = doc_.token(args[c]);
+        const std::uint32_t s = define_one(t.text, t.pos);
+        p_.partitions[pidx].arg_slots.push_back(s);
+        const std::uint32_t from = p_.operands[p_.nodes[idx].operands + c];
+        slot_alloc(s) = slot_alloc(from);
+        slot_desc(s) = slot_desc(from);
+      }
+      const std::uint32_t saved = partition_;
+      partition_ = pidx;
+      p_.partitions[pidx].begin = static_cast<std::uint32_t>(p_.nodes.size());
+      compile_ops(op.regions[k].ops);
+      p_.partitions[pidx].end = static_cast<std::uint32_t>(p_.nodes.size());
+      partition_ = saved;
+      pop_scope();
+    }
+    if (registers.size() == op.regions.size())
+      p_.partitions[0].registers_per_thread = static_cast<std::uint32_t>(registers[0]);
+    // Triton's AllocateWarpGroups: the largest partitions get the lowest warp ids after the
+    // default warps (when the dump predates that pass and carries no warpGroupStartIds).
+    std::vector<std::size_t> order(sizes.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return sizes[x] > sizes[y]; });
+    std::uint32_t next = p_.num_warps;
+    for (std::size_t k : order) {
+      Partition& part = p_.partitions[1 + k];
+      part.start_warp = start_ids.size() == sizes.size() ? static_cast<std::uint32_t>(start_ids[k])
+                                                         : next;
+      next += part.num_warps;
+    }
+    p_.nodes[idx].end = static_cast<std::uint32_t>(p_.nodes.size());
+  }
+
+  void finish() {
+    p_.smem_bytes = peak_;
+    std::uint32_t first = 0;
+    for (Partition& part : p_.partitions) {
+      part.first_warpgroup = first;
+      first += part.warpgroups;
+    }
+    std::uint32_t stage = 0;
+    std::uint32_t consumers = 0;
+    for (Allocation& a : p_.allocations) {
+      if (!a.barriers || a.role == Allocation::kUnused) continue;
+      a.first_stage = stage;
+      std::uint64_t n = 1;
+      for (auto d : a.shape) n *= static_cast<std::uint64_t>(d);
+      stage += static_cast<std::uint32_t>(n);
+      if (stage > 256) doc_.fail(a.pos, "more than 256 mbarriers: the ISA's stage ids are 8-bit");
+    }
+    p_.stage_count = stage;
+    for (const Node& n : p_.nodes) {
+      if (n.kind == NodeKind::kWaitBarrier && p_.allocations[n.a].role == Allocation::kUnused)
+        doc_.fail(n.pos, "this mbarrier (allocated at " + at_text(p_.allocations[n.a].pos) +
+                             ") is never completed by a TMA copy nor arrived on: nothing would "
+                             "release the wait");
+      if (n.kind != NodeKind::kArriveBarrier) continue;
+      const Allocation& a = p_.allocations[slot_alloc_[p_.operands[n.operands]]];
+      const std::uint64_t worth = n.a;
+      const std::uint32_t init = a.init_count ? a.init_count : 1;
+      if (init % worth != 0)
+        doc_.fail(n.pos, "an arrival worth " + std::to_string(worth) +
+                             " does not divide the mbarrier's count " + std::to_string(init));
+      const auto c = static_cast<std::uint32_t>(init / worth);
+      if (consumers != 0 && consumers != c)
+        doc_.fail(n.pos, "mbarriers released by different numbers of arrivals (" +
+                             std::to_string(consumers) + " and " + std::to_string(c) +
+                             "): the ISA has one consumers_per_stage per CTA");
+      consumers = c;
+    }
+    p_.consumers_per_stage = consumers ? consumers : 1;
+  }
+
+  const MlirDocument& doc_;
+  KernelProgram& p_;
+  const CostRules& rules_;
+  std::unordered_map<const Operation*, std::uint32_t> site_of_;
+  std::vector<std::unordered_map<std::string_view, Binding>> scopes_;
+  std::vector<bool> isolated_;
+  std::vector<std::uint32_t> slot_alloc_, slot_desc_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> yield_targets_;
+  std::vector<std::uint32_t> loops_;
+  std::uint32_t partition_ = 0;
+  std::uint64_t live_ = 0, peak_ = 0;
+};
+
+}  // namespace
+
+KernelProgram::KernelProgram(const MlirDocument& doc, const CostRules& rules) : doc_(&doc) {
+  sites = enumerate_sites(doc, /*allow_records=*/true);
+  Compiler(doc, *this, rules).run();
+}
+
+std::uint32_t KernelProgram::warpgroup_count() const {
+  std::uint32_t n = 0;
+  for (const Partition& p : partitions) n += p.warpgroups;
+  return n;
+}
+
+std::uint32_t KernelProgram::partition_of_warp(std::uint32_t warp) const {
+  if (warp < partitions[0].num_warps) return 0;
+  for (std::uint32_t k = 1; k < partitions.size(); ++k)
+    if (warp >= partitions[k].start_warp && warp < partitions[k].start_warp + partitions[k].num_warps)
+      return k;
+  return kNone;
+}
+
+}  // namespace simfa::ttgir

@@ -1,0 +1,165 @@
+#include "ttgir_source.h"
+
+#include "launch_args.h"
+
+namespace simfa::ttgir {
+
+namespace {
+
+std::string dims(const std::array<std::uint64_t, 3>& g) {
+  return std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+}
+
+}  // namespace
+
+void TtgirSource::describe(Schema& schema) {
+  schema.string("file").def("").doc(
+      "static route: the TTGIR file to lower for every CTA of `grid`, no GPU run");
+  schema.string("trace").def("").doc(
+      "trace route: Proton chrome trace of the instrumented kernel (.chrome_trace or .json, "
+      "optionally gzip-compressed)");
+  schema.string("ttgir").def("").doc(
+      "trace route: the TTGIR the trace was made from (as dumped, or instrumented)");
+  schema.string("grid").def("").doc(
+      "launch grid X[xYxZ]; required by the static route, the trace route defaults to the "
+      "trace's CTA count");
+  schema.string("args").def("").doc(
+      "kernel arguments, ';'-separated: scalars (M=4096) and per descriptor NAME.shape=AxB "
+      "(required when it is loaded), NAME.strides=AxB (elements; default row-major), "
+      "NAME.base=ADDR (docs/ttgir.md)");
+  schema.integer("prologue_bubble").def(0).min(0).unit("cycles").doc(
+      "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
+      "records (calibration, docs/ttgir.md)");
+  schema.integer("per_iteration_bubble").def(0).min(0).unit("cycles").doc(
+      "cycles added to every iteration of a loop that holds a warp_group_dot (calibration, "
+      "docs/ttgir.md)");
+  schema.integer("registers_per_thread").def(0).range(0, 255).unit("registers").doc(
+      "registers a thread holds; 0: the TTGIR's actualRegisters, else accumulators + 40");
+  schema.real("alu_lanes").def(128.0).min(1).unit("elements/cycle").doc(
+      "register-tensor elements a WarpGroup's arithmetic processes per cycle (BUBBLE rule)");
+  schema.real("sfu_lanes").def(16.0).min(1).unit("elements/cycle").doc(
+      "elements per cycle of transcendental math.* ops (MUFU: 16/clk/SM on sm_90)");
+  schema.string("unknown_ops").def("reject").choices({"reject", "bubble"}).doc(
+      "an op outside the lowered subset: reject it (line:col), or charge it as a BUBBLE at "
+      "the ALU rate and list it in the workload parameters");
+  schema.string("lost_events").def("reject").choices({"reject", "fill"}).doc(
+      "trace route, a warp whose 256-record Proton buffer overflowed: reject the trace, or take "
+      "the lost first scopes from the static lowering when the kept ones are its last ones");
+  schema.integer("max_instructions_per_cta")
+      .def(1 << 24)
+      .range(1, 1 << 28)
+      .unit("instructions")
+      .doc("bound on one CTA's instructions and loop iterations: stops a runaway loop");
+}
+
+TtgirSource::TtgirSource(const BuildContext& context) {
+  const Params& params = context.params;
+  const std::string& file = params.string("file");
+  const std::string& trace = params.string("trace");
+  const std::string& ttgir = params.string("ttgir");
+  if (file.empty() == trace.empty())
+    params.fail(file.empty() ? "trace" : "file",
+                "give either file=K.ttgir (static route) or trace=T.chrome_trace with "
+                "ttgir=K.ttgir (trace route)");
+  if (!trace.empty() && ttgir.empty())
+    params.fail("trace", "the trace route needs ttgir=K.ttgir, the TTGIR the trace was made from");
+  if (!file.empty() && !ttgir.empty())
+    params.fail("ttgir", "ttgir= names the TTGIR of a trace; the static route takes file= alone");
+
+  const std::string& source = trace.empty() ? file : ttgir;
+  const char* source_key = trace.empty() ? "file" : "ttgir";
+  doc_ = std::make_unique<MlirDocument>();
+  read_mlir_file(source, *doc_, params.where(source_key), "TTGIR file");
+
+  LoweringOptions options;
+  options.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
+  options.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
+  options.registers_per_thread = static_cast<std::uint32_t>(params.integer("registers_per_thread"));
+  options.costs.alu_lanes = params.real("alu_lanes");
+  options.costs.sfu_lanes = params.real("sfu_lanes");
+  options.costs.unknown_as_bubble = params.string("unknown_ops") == "bubble";
+  options.max_instructions = static_cast<std::uint64_t>(params.integer("max_instructions_per_cta"));
+  kernel_ = std::make_unique<KernelProgram>(*doc_, options.costs);
+
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  if (!trace.empty()) trace_ = std::make_unique<ProtonTrace>(read_proton_trace(trace, params.where("trace")));
+  if (!params.string("grid").empty()) {
+    std::string why;
+    if (!parse_grid(params.string("grid"), grid, why))
+      params.fail("grid", "grid = '" + params.string("grid") + "': " + why);
+  } else if (trace_) {
+    grid[0] = trace_->cta_count;
+  } else {
+    params.fail("file", "the static route needs grid=X[xYxZ]");
+  }
+  Launch launch = read_launch(*kernel_, params, "args", grid);
+  maps_ = std::move(launch.maps);
+  lowering_ = std::make_unique<CtaLowering>(*kernel_, std::move(launch.config), options);
+
+  CtaProgram first;
+  if (trace_) {
+    translation_ = std::make_unique<TraceTranslation>(*kernel_, *trace_, cta_count(),
+                                                      params.string("lost_events") == "fill");
+    // The trace is small next to a simulation: check every CTA against it now, so a mismatch
+    // stops the run before it starts.
+    CtaProgram p;
+    for (std::uint64_t c = 0; c < cta_count(); ++c) build(c, c == 0 ? first : p);
+  } else {
+    // CTA 0 describes the workload; the last CTA holds the grid's edge tiles.
+    build(0, first);
+    if (cta_count() > 1) {
+      CtaProgram last;
+      build(cta_count() - 1, last);
+    }
+  }
+
+  parameters_.emplace_back("route", trace_ ? "trace" : "static");
+  parameters_.emplace_back(trace_ ? "ttgir" : "file", source);
+  if (trace_) {
+    parameters_.emplace_back("trace", trace);
+    parameters_.emplace_back("trace.events", std::to_string(trace_->events.size()));
+    parameters_.emplace_back("trace.unrecorded_warpgroups",
+                             std::to_string(translation_->unrecorded_warpgroups()));
+    parameters_.emplace_back("trace.filled_scopes", std::to_string(translation_->filled_scopes()));
+  }
+  parameters_.emplace_back("kernel", kernel_->kernel_name);
+  parameters_.emplace_back("grid", dims(grid));
+  parameters_.emplace_back("cta_count", std::to_string(cta_count()));
+  if (!params.string("args").empty()) parameters_.emplace_back("args", params.string("args"));
+  parameters_.emplace_back("num_warps", std::to_string(kernel_->num_warps));
+  parameters_.emplace_back("partitions", std::to_string(kernel_->partitions.size()));
+  parameters_.emplace_back("sites", std::to_string(kernel_->sites.size()));
+  std::string maps;
+  for (const TensorMap& m : maps_) maps += (maps.empty() ? "" : ",") + m.name;
+  parameters_.emplace_back("tensor_maps", maps);
+  std::string unknown;
+  for (const std::string& u : kernel_->unknown_ops) unknown += (unknown.empty() ? "" : "; ") + u;
+  if (!unknown.empty()) parameters_.emplace_back("unknown_ops_charged", unknown);
+  parameters_.emplace_back("prologue_bubble", std::to_string(options.prologue_bubble));
+  parameters_.emplace_back("per_iteration_bubble", std::to_string(options.per_iteration_bubble));
+  std::size_t instructions = 0;
+  std::uint64_t registers = 0;
+  for (const auto& wg : first.warpgroups) {
+    instructions += wg.code.size();
+    registers += wg.registers;
+  }
+  parameters_.emplace_back("cta0.warpgroups", std::to_string(first.warpgroups.size()));
+  parameters_.emplace_back("cta0.instructions", std::to_string(instructions));
+  parameters_.emplace_back("cta0.registers", std::to_string(registers));
+  parameters_.emplace_back("cta0.smem_bytes", std::to_string(first.smem_bytes));
+  parameters_.emplace_back("cta0.stages", std::to_string(first.stage_count));
+}
+
+void TtgirSource::build(std::uint64_t index, CtaProgram& out) {
+  if (index >= cta_count())
+    throw Error("internal: CTA " + std::to_string(index) + " requested from a grid of " +
+                std::to_string(cta_count()));
+  if (!translation_) {
+    lowering_->lower(index, out);
+    return;
+  }
+  lowering_->lower(index, out, &records_);
+  translation_->apply(index, out, records_);
+}
+
+}  // namespace simfa::ttgir
