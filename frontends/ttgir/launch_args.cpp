@@ -76,6 +76,13 @@ std::string join(const std::vector<std::int64_t>& dims) {
   return s;
 }
 
+// "AxB" for rank 2: the form NAME.shape takes.
+std::string dims_hint(std::size_t rank) {
+  std::string s;
+  for (std::size_t d = 0; d < rank; ++d) s += (d ? "x" : "") + std::string(1, static_cast<char>('A' + d));
+  return s;
+}
+
 }  // namespace
 
 bool parse_grid(const std::string& text, std::array<std::uint64_t, 3>& grid, std::string& why) {
@@ -181,7 +188,9 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
         params.fail(args_key, "missing descriptor shape: " + arg.name + " (declared at " +
                                   kernel.doc().at(arg.pos).str() + ", loaded at " +
                                   kernel.doc().at(used_at[k]).str() + ") needs " + arg.name +
-                                  ".shape=" + join(arg.block) + "... in args (outermost first)");
+                                  ".shape=" + dims_hint(arg.block.size()) +
+                                  " in args (elements, outermost first; its block is " +
+                                  join(arg.block) + ")");
       d.shape = arg.block;
     }
     for (std::size_t i = 0; i < rank; ++i)
