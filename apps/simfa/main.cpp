@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "apps/analyze_command.h"
+#include "ttgir_instrument.h"
 #include "kernel/ablation.h"
 #include "kernel/describe.h"
 #include "kernel/manifest.h"
@@ -254,6 +255,14 @@ int main(int argc, char** argv) {
   gen->add_option("spec", gen_spec, "NAME[:KEY=VALUE,...] (generators: simfa plugins, kind gen)")->required();
   gen->add_option("-o,--output", gen_output, "output file")->required();
 
+  auto* ttgir = app.add_subcommand("ttgir", "TTGIR tools");
+  ttgir->require_subcommand(1);
+  auto* instrument = ttgir->add_subcommand(
+      "instrument", "insert proton.record markers around TMA, WGMMA and barrier ops (docs/ttgir.md)");
+  std::string instrument_in, instrument_out;
+  instrument->add_option("input", instrument_in, "a TTGIR file Triton dumped")->required();
+  instrument->add_option("-o,--output", instrument_out, "the instrumented TTGIR")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -267,6 +276,7 @@ int main(int argc, char** argv) {
     if (*analyze) return cmd_analyze(aa);
     if (*ablate) return cmd_ablate(ablate_base, ablate_workload, ablate_only);
     if (*gen) return cmd_gen(gen_spec, gen_output);
+    if (*instrument) return simfa::ttgir::run_ttgir_instrument(instrument_in, instrument_out);
     std::cout << app.help();
     return kExitOk;
   } catch (const ManifestError& e) {
