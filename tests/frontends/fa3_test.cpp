@@ -20,76 +20,31 @@
 #include "fa3_kernel.h"
 #include "fa3_sources.h"
 #include "simfa/error.h"
-#include "simfa/event_queue.h"
-#include "simfa/stats.h"
+#include "support/null_build_context.h"
+#include "support/program_listing.h"
+#include "support/test_files.h"
 
 namespace simfa::fa3 {
 namespace {
 
-class NullEvents final : public EventQueue {
- public:
-  Cycle now() const override { return 0; }
-  EventId schedule(Cycle, EventTarget&, std::uint64_t, Priority) override { return {}; }
-  bool cancel(EventId) override { return false; }
-};
+using test::Keys;
+using test::data_path;
+using test::listing;
+using test::read_file;
+using test::repeat;
 
-class NullStats final : public StatsRegistry {
- public:
-  Counter& counter(const std::string&, std::string_view, std::string_view) override {
-    return counter_;
-  }
-  Histogram& histogram(const std::string&, std::string_view, std::string_view, std::uint64_t,
-                       std::size_t) override {
-    return histogram_;
-  }
-  void formula(const std::string&, std::string_view, std::string_view, Formula) override {}
-
- private:
-  Counter counter_;
-  Histogram histogram_{1, 1};
-};
-
-using Keys = std::vector<std::pair<std::string, ParamValue>>;
 ParamValue i64(std::int64_t v) {
   return ParamValue{v};
 }
 
 /// Builds a component of type T from its schema's defaults and `keys`, each on its own line of
 /// "w.toml" (line 2 + its index).
-struct Harness {
-  NullEvents events;
-  NullStats stats;
-  GpuConfig gpu;
-
+struct Harness : test::NullBuildContext {
   template <typename T>
   std::unique_ptr<T> make(const Keys& keys) {
-    Schema schema;
-    T::describe(schema);
-    std::vector<Params::Entry> entries;
-    for (const ParamSpec& spec : schema.params()) {
-      Params::Entry e{spec.name, spec.default_value.value_or(ParamValue{std::string()}), {}};
-      for (std::size_t i = 0; i < keys.size(); ++i)
-        if (keys[i].first == spec.name)
-          e = {spec.name, keys[i].second,
-               SourceLocation{"w.toml", static_cast<std::uint32_t>(2 + i), 1}};
-      entries.push_back(std::move(e));
-    }
-    const Params params("workload", SourceLocation{"w.toml", 1, 1}, std::move(entries));
-    BuildContext context{params, events, StatsScope(stats, "workload"), gpu, 1, -1};
-    return std::make_unique<T>(context);
+    return build<T>(keys, ParamValue{std::string()});
   }
 };
-
-std::string data_path(const std::string& name) {
-  return std::string(SIMFA_SOURCE_DIR) + "/tests/frontends/data/" + name;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + name;
@@ -112,47 +67,6 @@ std::string generated_log(const Keys& keys) {
   std::ostringstream out;
   h.make<Fa3Generator>(keys)->write(out);
   return out.str();
-}
-
-/// One line per instruction, TMA operands resolved: "TMA_LOAD K 0,176,0,0 s1".
-std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaProgram& p,
-                                 const std::vector<TensorMap>& maps) {
-  std::vector<std::string> out;
-  for (const Instruction& i : wg.code) {
-    std::string s = opcode_name(i.op);
-    switch (i.op) {
-      case Opcode::kTmaLoad:
-      case Opcode::kTmaStore: {
-        s += " " + maps[i.map].name + " ";
-        for (std::uint32_t d = 0; d < maps[i.map].rank; ++d)
-          s += (d ? "," : "") + std::to_string(p.coords[i.x + d]);
-        if (i.op == Opcode::kTmaLoad) s += " s" + std::to_string(i.stage);
-        break;
-      }
-      case Opcode::kAcquireStage:
-      case Opcode::kReleaseStage:
-      case Opcode::kMbWait:
-        s += " " + std::to_string(i.stage);
-        break;
-      case Opcode::kWgmma:
-        s += " " + std::to_string(i.wgmma_m()) + "," + std::to_string(i.wgmma_n()) + "," +
-             std::to_string(i.wgmma_k()) + " gid " + std::to_string(i.gid());
-        break;
-      case Opcode::kWgmmaCommit:
-        s += " " + std::to_string(i.gid());
-        break;
-      case Opcode::kExit:
-        break;
-      default:
-        s += " " + std::to_string(i.x);
-    }
-    out.push_back(s);
-  }
-  return out;
-}
-
-void repeat(std::vector<std::string>& v, int n, const std::string& line) {
-  for (int i = 0; i < n; ++i) v.push_back(line);
 }
 
 void expect_same(const CtaProgram& a, const CtaProgram& b, const std::vector<TensorMap>& maps) {

@@ -13,106 +13,26 @@
 #include "gemm_kernel.h"
 #include "gemm_source.h"
 #include "simfa/error.h"
-#include "simfa/event_queue.h"
-#include "simfa/stats.h"
+#include "support/null_build_context.h"
+#include "support/program_listing.h"
 
 namespace simfa::gemm {
 namespace {
 
-class NullEvents final : public EventQueue {
- public:
-  Cycle now() const override { return 0; }
-  EventId schedule(Cycle, EventTarget&, std::uint64_t, Priority) override { return {}; }
-  bool cancel(EventId) override { return false; }
-};
-
-class NullStats final : public StatsRegistry {
- public:
-  Counter& counter(const std::string&, std::string_view, std::string_view) override {
-    return counter_;
-  }
-  Histogram& histogram(const std::string&, std::string_view, std::string_view, std::uint64_t,
-                       std::size_t) override {
-    return histogram_;
-  }
-  void formula(const std::string&, std::string_view, std::string_view, Formula) override {}
-
- private:
-  Counter counter_;
-  Histogram histogram_{1, 1};
-};
+using test::Keys;
+using test::listing;
+using test::repeat;
 
 /// Builds a GemmSource from the schema's defaults and `keys`, each given on its own line of
 /// "w.toml" (line 2 + its index), as the manifest loader would hand them over.
-struct Harness {
-  NullEvents events;
-  NullStats stats;
-  GpuConfig gpu;
-
-  std::unique_ptr<GemmSource> make(const std::vector<std::pair<std::string, ParamValue>>& keys) {
-    Schema schema;
-    GemmSource::describe(schema);
-    std::vector<Params::Entry> entries;
-    for (const ParamSpec& spec : schema.params()) {
-      Params::Entry e{spec.name, spec.default_value.value_or(ParamValue{std::int64_t{0}}), {}};
-      for (std::size_t i = 0; i < keys.size(); ++i)
-        if (keys[i].first == spec.name)
-          e = {spec.name, keys[i].second,
-               SourceLocation{"w.toml", static_cast<std::uint32_t>(2 + i), 1}};
-      entries.push_back(std::move(e));
-    }
-    const Params params("workload", SourceLocation{"w.toml", 1, 1}, std::move(entries));
-    BuildContext context{params, events, StatsScope(stats, "workload"), gpu, 1, -1};
-    return std::make_unique<GemmSource>(context);
+struct Harness : test::NullBuildContext {
+  std::unique_ptr<GemmSource> make(const Keys& keys) {
+    return build<GemmSource>(keys, ParamValue{std::int64_t{0}});
   }
 };
 
-using Keys = std::vector<std::pair<std::string, ParamValue>>;
-
 ParamValue i64(std::int64_t v) {
   return ParamValue{v};
-}
-
-/// One line per instruction, TMA operands resolved: "TMA_LOAD A 64,128 s1".
-std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaProgram& p,
-                                 const std::vector<TensorMap>& maps) {
-  std::vector<std::string> out;
-  for (const Instruction& i : wg.code) {
-    std::string s = opcode_name(i.op);
-    switch (i.op) {
-      case Opcode::kTmaLoad:
-      case Opcode::kTmaStore: {
-        s += " " + maps[i.map].name + " ";
-        for (std::uint32_t d = 0; d < maps[i.map].rank; ++d)
-          s += (d ? "," : "") + std::to_string(p.coords[i.x + d]);
-        if (i.op == Opcode::kTmaLoad) s += " s" + std::to_string(i.stage);
-        break;
-      }
-      case Opcode::kAcquireStage:
-      case Opcode::kReleaseStage:
-      case Opcode::kMbWait:
-        s += " " + std::to_string(i.stage);
-        break;
-      case Opcode::kWgmma:
-        s += " " + std::to_string(i.wgmma_m()) + "," + std::to_string(i.wgmma_n()) + "," +
-             std::to_string(i.wgmma_k()) + " gid " + std::to_string(i.gid());
-        break;
-      case Opcode::kWgmmaCommit:
-        s += " " + std::to_string(i.gid());
-        break;
-      case Opcode::kExit:
-        break;
-      default:
-        s += " " + std::to_string(i.x);
-    }
-    out.push_back(s);
-  }
-  return out;
-}
-
-/// `n` copies of `line`, appended.
-void repeat(std::vector<std::string>& v, int n, const std::string& line) {
-  for (int i = 0; i < n; ++i) v.push_back(line);
 }
 
 TEST(GemmProgram, NonWarpSpecialized256x256x128IsTheHandWrittenPipeline) {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "simfa/error.h"
-#include "simfa/event_queue.h"
-#include "simfa/stats.h"
+#include "support/null_build_context.h"
+#include "support/test_files.h"
 #include "trace_source.h"
 
 namespace simfa::trace {
@@ -23,15 +23,8 @@ namespace {
 std::string example_path(const std::string& name) {
   return std::string(SIMFA_SOURCE_DIR) + "/examples/traces/" + name;
 }
-std::string data_path(const std::string& name) {
-  return std::string(SIMFA_SOURCE_DIR) + "/tests/frontends/data/" + name;
-}
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::data_path;
+using test::read_file;
 
 TraceProgram parse(std::string_view text) {
   return parse_trace(text, "t.trace");
@@ -626,41 +619,13 @@ TEST(TraceFuzz, Garbage) {
 // ---- the component
 // -------------------------------------------------------------------------------------
 
-class NullEvents final : public EventQueue {
- public:
-  Cycle now() const override { return 0; }
-  EventId schedule(Cycle, EventTarget&, std::uint64_t, Priority) override { return {}; }
-  bool cancel(EventId) override { return false; }
-};
-
-class NullStats final : public StatsRegistry {
- public:
-  Counter& counter(const std::string&, std::string_view, std::string_view) override {
-    return counter_;
-  }
-  Histogram& histogram(const std::string&, std::string_view, std::string_view, std::uint64_t,
-                       std::size_t) override {
-    return histogram_;
-  }
-  void formula(const std::string&, std::string_view, std::string_view, Formula) override {}
-
- private:
-  Counter counter_;
-  Histogram histogram_{1, 1};
-};
-
-struct Harness {
-  NullEvents events;
-  NullStats stats;
-  GpuConfig gpu;
-
+struct Harness : test::NullBuildContext {
   std::unique_ptr<TraceSource> make(const std::string& path, const std::string& defines = "") {
     Params params("workload", SourceLocation{"m.toml", 3, 1},
                   {{"path", path, SourceLocation{"m.toml", 4, 8}},
                    {"defines", defines, SourceLocation{"m.toml", 5, 11}},
                    {"max_instructions_per_cta", std::int64_t{1} << 24, SourceLocation{}}});
-    BuildContext context{params, events, StatsScope(stats, "workload"), gpu, 1, -1};
-    return std::make_unique<TraceSource>(context);
+    return build<TraceSource>(params);
   }
 };
 

@@ -25,118 +25,14 @@
 #include "simfa/memory.h"
 #include "simfa/params.h"
 #include "simfa/stats.h"
+// Relative: benches/memory_bench.cpp has only tests/plugins on its include path.
+#include "../support/manual_event_queue.h"
+#include "../support/test_stats.h"
 
 namespace simfa::test {
 
-class TestEventQueue final : public EventQueue {
- public:
-  Cycle now() const override { return now_; }
-
-  EventId schedule(Cycle when, EventTarget& target, std::uint64_t payload,
-                   Priority priority) override {
-    // An event must not land before the one being processed in the total order.
-    if (when < now_ || (running_ && when == now_ && priority < priority_))
-      throw std::logic_error("event scheduled into the past");
-    const std::uint64_t seq = next_seq_++;
-    heap_.push({when, priority, seq, &target, payload});
-    pending_.insert(seq);
-    return {seq};
-  }
-
-  bool cancel(EventId id) override { return pending_.erase(id.seq) > 0; }
-
-  /// Runs `fn(now)` as an event, e.g. an SM issue phase at Priority::kIssue.
-  void call(Cycle when, Priority priority, std::function<void(Cycle)> fn) {
-    calls_.push_back(std::make_unique<Call>(std::move(fn)));
-    schedule(when, *calls_.back(), 0, priority);
-  }
-
-  /// Fires events in order until none is left or the next one is after `until`.
-  void run(Cycle until = kNever) {
-    while (!heap_.empty() && heap_.top().when <= until) {
-      const Entry e = heap_.top();
-      heap_.pop();
-      if (pending_.erase(e.seq) == 0) continue;  // cancelled
-      now_ = e.when;
-      priority_ = e.priority;
-      running_ = true;
-      ++fired_;
-      e.target->on_event(e.when, e.payload);
-      running_ = false;
-    }
-  }
-
-  /// Events fired so far: a component that ticks while idle shows up here.
-  std::uint64_t fired() const { return fired_; }
-  bool empty() const { return pending_.empty(); }
-
- private:
-  struct Entry {
-    Cycle when;
-    Priority priority;
-    std::uint64_t seq;
-    EventTarget* target;
-    std::uint64_t payload;
-    bool operator>(const Entry& o) const {
-      if (when != o.when) return when > o.when;
-      if (priority != o.priority) return priority > o.priority;
-      return seq > o.seq;
-    }
-  };
-  class Call final : public EventTarget {
-   public:
-    explicit Call(std::function<void(Cycle)> fn) : fn_(std::move(fn)) {}
-    void on_event(Cycle now, std::uint64_t) override { fn_(now); }
-
-   private:
-    std::function<void(Cycle)> fn_;
-  };
-
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
-  std::set<std::uint64_t> pending_;
-  std::vector<std::unique_ptr<Call>> calls_;
-  std::uint64_t next_seq_ = 0;
-  std::uint64_t fired_ = 0;
-  Cycle now_ = 0;
-  Priority priority_ = Priority::kMemory;
-  bool running_ = false;
-};
-
-class TestStats final : public StatsRegistry {
- public:
-  Counter& counter(const std::string& path, std::string_view, std::string_view) override {
-    return counters_[path];
-  }
-  Histogram& histogram(const std::string& path, std::string_view, std::string_view,
-                       std::uint64_t bucket_width, std::size_t bucket_count) override {
-    auto it = histograms_.find(path);
-    if (it == histograms_.end())
-      it = histograms_.emplace(path, std::make_unique<Histogram>(bucket_width, bucket_count)).first;
-    return *it->second;
-  }
-  void formula(const std::string& path, std::string_view, std::string_view, Formula f) override {
-    formulas_[path] = std::move(f);
-  }
-
-  std::uint64_t value(const std::string& path) const {
-    auto it = counters_.find(path);
-    if (it == counters_.end()) throw std::out_of_range("no counter " + path);
-    return it->second.value();
-  }
-  /// Every registered name, for comparing with the schema's declared statistics.
-  std::set<std::string> names() const {
-    std::set<std::string> out;
-    for (const auto& [path, c] : counters_) out.insert(path);
-    for (const auto& [path, h] : histograms_) out.insert(path);
-    for (const auto& [path, f] : formulas_) out.insert(path);
-    return out;
-  }
-
- private:
-  std::map<std::string, Counter> counters_;
-  std::map<std::string, std::unique_ptr<Histogram>> histograms_;
-  std::map<std::string, Formula> formulas_;
-};
+// The names tests/memory and benches/memory_bench.cpp build on.
+using TestEventQueue = ManualEventQueue;
 
 using ParamOverrides = std::vector<std::pair<std::string, ParamValue>>;
 

@@ -34,67 +34,12 @@
 #include "simfa/program.h"
 #include "simfa/stats.h"
 #include "sm_warpgroup.h"
+#include "support/manual_event_queue.h"
+#include "support/test_stats.h"
 
 namespace simfa::sm_test {
 
-// ---- the event queue ---------------------------------------------------------------------------
-
-class ManualEventQueue final : public EventQueue {
- public:
-  Cycle now() const override { return now_; }
-
-  EventId schedule(Cycle when, EventTarget& target, std::uint64_t payload,
-                   Priority priority) override {
-    if (when < now_) throw std::logic_error("event scheduled into the past");
-    const std::uint64_t seq = next_seq_++;
-    heap_.push({when, priority, seq, &target, payload});
-    pending_.insert(seq);
-    return {seq};
-  }
-
-  bool cancel(EventId id) override { return pending_.erase(id.seq) > 0; }
-
-  bool empty() const { return pending_.empty(); }
-
-  /// Cycle of the next pending event; the queue must not be empty.
-  Cycle next_cycle() {
-    drop_cancelled();
-    return heap_.top().when;
-  }
-
-  /// Fires the next pending event and returns its target.
-  EventTarget* fire_next() {
-    drop_cancelled();
-    const Entry e = heap_.top();
-    heap_.pop();
-    pending_.erase(e.seq);
-    now_ = e.when;
-    e.target->on_event(e.when, e.payload);
-    return e.target;
-  }
-
- private:
-  struct Entry {
-    Cycle when;
-    Priority priority;
-    std::uint64_t seq;
-    EventTarget* target;
-    std::uint64_t payload;
-    bool operator>(const Entry& o) const {
-      if (when != o.when) return when > o.when;
-      if (priority != o.priority) return priority > o.priority;
-      return seq > o.seq;
-    }
-  };
-  void drop_cancelled() {
-    while (!heap_.empty() && !pending_.count(heap_.top().seq)) heap_.pop();
-  }
-
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
-  std::set<std::uint64_t> pending_;
-  std::uint64_t next_seq_ = 0;
-  Cycle now_ = 0;
-};
+using test::ManualEventQueue;
 
 // ---- the issue clock ---------------------------------------------------------------------------
 
@@ -160,39 +105,7 @@ class ContractIssueClock final : public IssueClock, public EventTarget {
   std::uint64_t steps_ = 0;
 };
 
-// ---- stats, timeline, memory -------------------------------------------------------------------
-
-class HarnessStats final : public StatsRegistry {
- public:
-  Counter& counter(const std::string& path, std::string_view, std::string_view) override {
-    return counters_[path];
-  }
-  Histogram& histogram(const std::string& path, std::string_view, std::string_view,
-                       std::uint64_t bucket_width, std::size_t bucket_count) override {
-    return histograms_.try_emplace(path, bucket_width, bucket_count).first->second;
-  }
-  void formula(const std::string& path, std::string_view, std::string_view, Formula f) override {
-    formulas_[path] = std::move(f);
-  }
-
-  std::map<std::string, std::uint64_t> counters() const {
-    std::map<std::string, std::uint64_t> out;
-    for (const auto& [path, c] : counters_) out[path] = c.value();
-    return out;
-  }
-  std::set<std::string> names() const {
-    std::set<std::string> out;
-    for (const auto& [path, c] : counters_) out.insert(path);
-    for (const auto& [path, h] : histograms_) out.insert(path);
-    for (const auto& [path, f] : formulas_) out.insert(path);
-    return out;
-  }
-
- private:
-  std::map<std::string, Counter> counters_;  // std::map: references stay valid
-  std::map<std::string, Histogram> histograms_;
-  std::map<std::string, Formula> formulas_;
-};
+// ---- timeline, memory ---------------------------------------------------------------------------
 
 struct Span {
   int sm;
@@ -491,7 +404,7 @@ class SmHarness final : private CtaHost {
   T& memory() {
     return dynamic_cast<T&>(*memory_);
   }
-  const HarnessStats& stats() const { return stats_; }
+  const test::TestStats& stats() const { return stats_; }
   const ContractIssueClock& clock() const { return clock_; }
 
  private:
@@ -568,7 +481,7 @@ class SmHarness final : private CtaHost {
   Stepping stepping_;
   ManualEventQueue events_;
   ContractIssueClock clock_;
-  HarnessStats stats_;
+  test::TestStats stats_;
   RecordingTimeline timeline_;
   std::deque<Params> params_;  // BuildContext::params outlives its component
   std::unique_ptr<MemoryPort> memory_;
