@@ -26,6 +26,13 @@ void FixedDram::describe(Schema& schema) {
       .def(40.0)
       .range(0, 1e6)
       .doc("time from the end of a request's transfer to its response");
+  // As in dram.hbm3: 0, so latency_ns alone is the device; a card's manifest calibrates it.
+  schema.real("controller_latency_ns")
+      .unit("ns")
+      .def(0.0)
+      .range(0, 1e6)
+      .doc("fixed time added to every response: the path between the L2 and the devices "
+           "(crossbar, controller queues, PHY), as dram.hbm3's parameter of that name");
   // 3.35 TB/s: the H800/H100 SXM5 HBM3 peak (NVIDIA H100 datasheet; the paper's Table II).
   schema.bandwidth("bandwidth")
       .def(3.35e12)
@@ -38,7 +45,8 @@ void FixedDram::describe(Schema& schema) {
 FixedDram::FixedDram(const BuildContext& context)
     : events_(context.events),
       clock_(context.gpu.clock_mhz),
-      latency_(femtoseconds_from_ns(context.params.real("latency_ns"))),
+      latency_(femtoseconds_from_ns(context.params.real("latency_ns")) +
+               femtoseconds_from_ns(context.params.real("controller_latency_ns"))),
       bytes_per_second_(static_cast<std::uint64_t>(std::llround(context.params.bandwidth("bandwidth")))),
       totals_(context.stats, context.gpu.clock_mhz),
       queue_delay_(context.stats.histogram("queue_delay", "ns", kQueueDelayDoc, kQueueDelayBucketNs,

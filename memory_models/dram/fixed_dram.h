@@ -1,8 +1,11 @@
 // `dram.fixed`: main memory as one FIFO bandwidth queue plus a fixed latency. A request of B bytes
 // arriving at time a occupies the queue for B / bandwidth from max(a, queue free) and is answered
-// `latency_ns` after its transfer ends:
+// `latency_ns` + `controller_latency_ns` after its transfer ends:
 //
-//     completion = max(arrival, queue free) + bytes / bandwidth + latency
+//     completion = max(arrival, queue free) + bytes / bandwidth + latency + controller latency
+//
+// (`controller_latency_ns` is dram.hbm3's parameter of that name, so a manifest that swaps the
+// backend keeps its L2-to-DRAM path.)
 //
 // Time is kept in femtoseconds and mapped to SM cycles at gpu.clock_mhz (sm_clock.h), rounding
 // the completion up to the first SM cycle that starts at or after it, and never earlier than the
@@ -34,7 +37,7 @@ class FixedDram final : public DramBackend, private EventTarget {
 
   EventQueue& events_;
   SmClock clock_;
-  Femtoseconds latency_;
+  Femtoseconds latency_;  ///< latency_ns + controller_latency_ns
   std::uint64_t bytes_per_second_;
   Femtoseconds queue_free_ = 0;  ///< when the queue finishes the last transfer accepted so far
 

@@ -194,6 +194,14 @@ void Hbm3Dram::describe(Schema& schema) {
       .range(1, 1e9)
       .doc("column commands an open row may serve before its remaining hits lose their priority "
            "over an older request to another row of the same bank");
+  // 0: the device alone. A card's manifest calibrates it from a pointer chase's DRAM plateau
+  // (configs/h200.toml, docs/calibration.md).
+  schema.real("controller_latency_ns")
+      .unit("ns")
+      .def(0.0)
+      .range(0, 1e6)
+      .doc("fixed time added to every response after its last data: the path between the L2 "
+           "and the devices (crossbar, controller queues, PHY) that the bank timing leaves out");
 
   DramTotals::describe(schema);
   schema.stat("row_hits", StatKind::kCounter, "commands", kRowHitsDoc);
@@ -218,6 +226,7 @@ Hbm3Dram::Hbm3Dram(const BuildContext& context)
       timing_(resolve_timing(context.params, resolve_preset(context.params))),
       clock_(context.gpu.clock_mhz),
       tck_(femtoseconds_from_ns(timing_.tCK_ns)),
+      controller_latency_(femtoseconds_from_ns(context.params.real("controller_latency_ns"))),
       burst_bytes_(static_cast<std::uint32_t>(organization_.burst_bytes())),
       map_(resolve_map(context.params, organization_)),
       totals_(context.stats, context.gpu.clock_mhz) {
@@ -327,7 +336,9 @@ void Hbm3Dram::on_burst_done(std::uint32_t request, MemCycle data_end) {
   Pending& p = pending_[request];
   p.done = std::max(p.done, data_end);
   if (--p.bursts_left > 0) return;
-  const Cycle at = std::max({sm_cycle_of(p.done), p.sent + 1, now_});
+  const Cycle at = std::max(
+      {clock_.cycle_at_or_after(static_cast<Femtoseconds>(p.done) * tck_ + controller_latency_),
+       p.sent + 1, now_});
   events_.schedule(at, *this, request, Priority::kMemory);
 }
 

@@ -8,8 +8,10 @@
 // floor(c x 1e15 / Hz) femtoseconds (sm_clock.h). A request sent in SM cycle c reaches its
 // channels at the first memory-clock edge strictly after c starts; it is answered in the first
 // SM cycle that starts at or after the data of its last burst has crossed the bus (never before
-// the cycle after the send). A request of B bytes at address A is the ceil((A % 32 + B) / 32)
-// bursts covering it (32 B with the JESD238 pseudo-channel), each placed by the address map.
+// the cycle after the send), plus `controller_latency_ns` (the path between the L2 and the
+// devices, which the bank timing leaves out). A request of B bytes at address A is the
+// ceil((A % 32 + B) / 32) bursts covering it (32 B with the JESD238 pseudo-channel), each placed
+// by the address map.
 //
 // Events. A channel is woken only while it has queued bursts, at the SM cycle of the next command
 // it can issue; each wake issues every command due up to the current memory cycle. Nothing ticks
@@ -76,6 +78,7 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
   Hbm3Timing timing_;
   SmClock clock_;
   Femtoseconds tck_;
+  Femtoseconds controller_latency_;  ///< added to every response after its data end
   std::uint32_t burst_bytes_;
   Hbm3AddressMap map_;
   Cycle now_ = 0;  ///< the SM cycle being processed

@@ -108,6 +108,18 @@ TEST(FixedDram, LatencyIsInNanosecondsAtAnySmClock) {
   }
 }
 
+TEST(FixedDram, ControllerLatencyAddsToTheLatency) {
+  DramBench bench;
+  auto dram = bench.make<FixedDram>({{"latency_ns", 100.0},
+                                     {"bandwidth", 128e9},
+                                     {"controller_latency_ns", 57.0}});
+  RecordingClient client;
+  dram->send(10, read_request(0x1000, 1, client));
+  bench.events.run();
+  // As LatencyAfterTransfer (answered at 111) plus 57 ns.
+  EXPECT_EQ(client.at(1), 168u);
+}
+
 TEST(FixedDram, NeverAnswersInTheSendCycle) {
   DramBench bench;
   auto dram = bench.make<FixedDram>(fixed(0, 1e16));  // 0.0128 ns: within cycle 7
@@ -584,6 +596,22 @@ TEST(Hbm3Clock, NanosecondTimingAtEverySmClock) {
       bench.events.run();
       EXPECT_EQ(client.at(1), bytes == 128 ? line : sector);
     }
+  }
+}
+
+TEST(Hbm3Clock, ControllerLatencyIsAddedAfterTheData) {
+  // The line of NanosecondTimingAtEverySmClock, its data done at 40.492 ns, plus 100 ns of
+  // controller latency: 140.492 ns = 257.10 cycles at 1830 MHz -> 258, 175.61 at 1250 -> 176,
+  // 278.17 at 1980 -> 279. The command timing is untouched.
+  const std::tuple<double, Cycle> cases[] = {{1830, 258}, {1250, 176}, {1980, 279}};
+  for (const auto& [mhz, line] : cases) {
+    SCOPED_TRACE(mhz);
+    DramBench bench(mhz);
+    auto dram = bench.make<Hbm3Dram>({{"controller_latency_ns", 100.0}});
+    RecordingClient client;
+    dram->send(0, read_request(0, 1, client));
+    bench.events.run();
+    EXPECT_EQ(client.at(1), line);
   }
 }
 
