@@ -12,23 +12,26 @@ namespace simfa::analytical {
 namespace {
 
 /// The K/V the CTAs of one Q head stream, summed over its Q tiles: tiles of TN keys (what the
-/// tensor cores compute on) and key rows (what TMA loads: it clips the last tile at S).
+/// tensor cores compute on) and key rows (what TMA loads: it clips the last tile at S); and the
+/// Q rows they load.
 struct KvStream {
   std::int64_t tiles = 0;
   std::int64_t rows = 0;
+  std::int64_t q_rows = 0;  ///< L, less the Q tiles that see no key (causal, L > S)
 };
 
 KvStream kv_stream(const Fa3Shape& s, std::int64_t n_m, std::int64_t n_n) {
   const std::int64_t L = s.seqlen_q, S = s.seqlen_k, TM = s.block_m, TN = s.block_n;
-  if (!s.causal) return {n_m * n_n, n_m * S};
+  if (!s.causal) return {n_m * n_n, n_m * S, L};
   // Bottom-right aligned mask: query row i sees keys [0, i + S - L]. Q tile m ends at row
   // min(L, (m+1) TM) - 1, so it streams the first kappa_m = clamp((m+1) TM + off, 0, S) keys,
   // off = S - L, in ceil(kappa_m / TN) tiles. The last Q tile sees all S keys; every earlier one
   // sees fewer than S, since (m+1) TM < L.
   const std::int64_t off = S - L;
-  KvStream kv{n_n, S};
-  // Tiles before m0 see no key: (m+1) TM + off <= 0.
+  // Tiles before m0 see no key: (m+1) TM + off <= 0. FA3 skips their mainloop: no Q, K or V
+  // load, only the O store of zeros (the fa3 frontend does the same).
   const std::int64_t m0 = off >= 0 ? 0 : -off / TM;
+  KvStream kv{n_n, S, L - m0 * TM};
   const std::int64_t count = (n_m - 1) - m0;
   if (count <= 0) return kv;
   // sum_{m=m0}^{n_m-2} ceil(((m+1) TM + off) / TN), with i = m - m0:
@@ -73,15 +76,17 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
   r.mma_flops = 4 * B * H * D * static_cast<double>(s.block_m * s.block_n) * static_cast<double>(kv.tiles);
 
   // III-C: each CTA reads its Q tile, writes its O tile and streams its KV head's K and V.
-  // Summed over the Q tiles of a head, the clipped Q (and O) tiles make up Q (O) once.
+  // Summed over the Q tiles of a head, the clipped Q (and O) tiles make up Q (O) once; under a
+  // causal mask with L > S the Q tiles that see no key are not loaded.
   const double q_bytes = B * H * static_cast<double>(s.seqlen_q) * D * e;
-  r.llc_read_bytes = q_bytes + B * H * 2 * static_cast<double>(kv.rows) * D * e;
+  const double q_read_bytes = B * H * static_cast<double>(kv.q_rows) * D * e;
+  r.llc_read_bytes = q_read_bytes + B * H * 2 * static_cast<double>(kv.rows) * D * e;
   r.llc_write_bytes = q_bytes;
 
   // III-D: Q, K, V read once, O written once.
   const std::int64_t n_kv = s.batch * s.kv_heads;
   const double kv_head_bytes = 2 * S * D * e;
-  r.dram_ideal_read_bytes = q_bytes + static_cast<double>(n_kv) * kv_head_bytes;
+  r.dram_ideal_read_bytes = q_read_bytes + static_cast<double>(n_kv) * kv_head_bytes;
   r.dram_ideal_write_bytes = q_bytes;
 
   // III-E: CTAs launch Q tile fastest, then Q head, then batch, so the C = G n_m CTAs of one KV
@@ -105,7 +110,7 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
   // average prefix, but never less than the compulsory K/V (unvalidated; docs/analytical.md).
   r.fa3.causal_kv_fraction = static_cast<double>(kv.rows) / (static_cast<double>(n_m) * S);
   const double kv_fetch_factor = std::max(1.0, r.wave_factor * r.fa3.causal_kv_fraction);
-  r.dram_wave_read_bytes = q_bytes + static_cast<double>(n_kv) * kv_head_bytes * kv_fetch_factor;
+  r.dram_wave_read_bytes = q_read_bytes + static_cast<double>(n_kv) * kv_head_bytes * kv_fetch_factor;
 
   // VIII-B2: K/V fetched by one wave is found by the next only if everything the LLC sees in
   // between fits: the K/V of the heads one wave streams plus the O tiles the wave writes and the
@@ -123,7 +128,7 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
   // GenZ models flash attention as Logit and Attend operators with the score matrix on chip:
   // Q, K, V and O cross DRAM once, and the FLOPs ignore any mask.
   r.genz_flops = 4 * B * H * static_cast<double>(s.seqlen_q) * S * D;
-  r.genz_dram_bytes = r.dram_ideal_read_bytes + r.dram_ideal_write_bytes;
+  r.genz_dram_bytes = 2 * q_bytes + static_cast<double>(n_kv) * kv_head_bytes;
 
   apply_roofline(r, gpu, gpu.peak_flops());
   return r;

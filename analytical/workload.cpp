@@ -33,7 +33,7 @@ constexpr WorkloadKey kFa3Keys[] = {
     {"seqlen_k", KeyType::integer, {}, "key/value sequence length"},
     {"head_dim", KeyType::integer, {}, "head dimension (default 128)"},
     {"block_m", KeyType::integer, {}, "Q tile rows per CTA (default 128)"},
-    {"block_n", KeyType::integer, {}, "K/V tile rows per step (default 176)"},
+    {"block_n", KeyType::integer, {}, "K/V tile rows per step (default 176; 128 when causal)"},
     {"stages", KeyType::integer, {}, "K/V pipeline stages (default 2; no effect on traffic)"},
     {"causal", KeyType::boolean, {}, "causal mask, bottom-right aligned (default false; unvalidated)"},
 };
@@ -46,7 +46,7 @@ constexpr WorkloadKey kGemmKeys[] = {
     {"block_m", KeyType::integer, {}, "tile rows (default 128)"},
     {"block_n", KeyType::integer, {}, "tile columns (default 128)"},
     {"block_k", KeyType::integer, {}, "reduction step (default 64)"},
-    {"stages", KeyType::integer, {}, "pipeline stages (default 4; no effect on traffic)"},
+    {"stages", KeyType::integer, {}, "pipeline stages (default 3; no effect on traffic)"},
     {"warp_specialized", KeyType::boolean, {}, "producer/consumer WarpGroups (no effect on traffic)"},
     {"raster", KeyType::choice, kRasterNames, "CTA launch order (default row_major)"},
     {"dtype", KeyType::choice, kDtypeNames, "A/B element type (default fp16); C is 2 bytes"},
@@ -90,9 +90,11 @@ Fa3Shape resolve_fa3(const WorkloadSpec& spec, std::vector<std::string>& errors)
   else if (!has(Fa3Key::model)) s.kv_heads = s.heads;
   if (has(Fa3Key::head_dim)) s.head_dim = get(Fa3Key::head_dim);
   if (has(Fa3Key::block_m)) s.block_m = get(Fa3Key::block_m);
-  if (has(Fa3Key::block_n)) s.block_n = get(Fa3Key::block_n);
   if (has(Fa3Key::stages)) s.stages = get(Fa3Key::stages);
   if (has(Fa3Key::causal)) s.causal = get(Fa3Key::causal) != 0;
+  // The fa3 frontend's default: FA3's kBlockN, 176, or 128 under a causal mask.
+  if (has(Fa3Key::block_n)) s.block_n = get(Fa3Key::block_n);
+  else if (s.causal) s.block_n = kCausalBlockN;
 
   if (has(Fa3Key::seqlen)) {
     if (has(Fa3Key::seqlen_q) || has(Fa3Key::seqlen_k))

@@ -14,7 +14,8 @@ namespace simfa::analytical {
 enum class WorkloadKind : std::uint8_t { fa3, gemm };
 
 /// A FlashAttention-3 forward pass. One CTA per (Q tile, Q head, batch); FA3's head-dim-128
-/// kernel uses 128x176 tiles and one CTA per SM (hopper/tile_size.h).
+/// kernel uses 128x176 tiles, 128x128 under a causal mask, and one CTA per SM
+/// (hopper/tile_size.h), as the simulator's fa3 frontend does.
 struct Fa3Shape {
   std::int64_t batch = 1;
   std::int64_t heads = 0;
@@ -23,11 +24,14 @@ struct Fa3Shape {
   std::int64_t seqlen_k = 0;
   std::int64_t head_dim = 128;
   std::int64_t block_m = 128;
-  std::int64_t block_n = 176;
+  std::int64_t block_n = 176;  ///< resolve_workload sets kCausalBlockN under a causal mask
   std::int64_t stages = 2;  ///< pipeline depth; the traffic model does not depend on it
   bool causal = false;      ///< bottom-right aligned mask; not validated (docs/analytical.md)
   std::int64_t elem_bytes = 2;
 };
+/// FA3's kBlockN for head dim 128 and 16-bit types under a causal mask (hopper/tile_size.h), the
+/// default the fa3 frontend and resolve_workload take when block_n is not given.
+inline constexpr std::int64_t kCausalBlockN = 128;
 
 /// Order in which CTAs (output tiles) are launched.
 enum class Raster : std::uint8_t {
@@ -47,7 +51,7 @@ struct GemmShape {
   std::int64_t block_m = 128;
   std::int64_t block_n = 128;
   std::int64_t block_k = 64;
-  std::int64_t stages = 4;        ///< pipeline depth; the traffic model does not depend on it
+  std::int64_t stages = 3;        ///< pipeline depth (Triton's num_stages, as the gemm frontend); no effect on traffic
   bool warp_specialized = false;  ///< kernel structure; the traffic model does not depend on it
   Raster raster = Raster::row_major;
   GemmDtype dtype = GemmDtype::fp16;

@@ -79,7 +79,7 @@ TEST(AnalyzeCommand, JsonMatchesTheModel) {
   EXPECT_FALSE(result.contains("kv_fetches"));  // an FA3 field
   EXPECT_EQ(doc.at("gpu").as_object().at("sm_count").as_double(), 132);
   EXPECT_EQ(doc.at("workload").as_string(),
-            "gemm:m=4096,n=4096,k=4096,block_m=128,block_n=128,block_k=64,stages=4,warp_specialized=false,"
+            "gemm:m=4096,n=4096,k=4096,block_m=128,block_n=128,block_k=64,stages=3,warp_specialized=false,"
             "raster=grouped,dtype=fp16");
 }
 

@@ -144,11 +144,16 @@ TEST(Fa3Model, CausalRectangularByHand) {
   EXPECT_EQ(r.mma_flops, 4.0 * 64 * 128 * 64 * 9);
   EXPECT_EQ(r.llc_read_bytes, 200.0 * 64 * 2 + 2.0 * 556 * 64 * 2);
   // L = 300 > S = 100: rows below 200 see no key. Tile 0 (rows ..127): none; tile 1 (..255):
-  // 56 keys, 1 tile, 64 rows; tile 2: all 100, 2 tiles. Pairs: 1 + ... + 100 = 5050.
+  // 56 keys, 1 tile, 64 rows; tile 2: all 100, 2 tiles. Pairs: 1 + ... + 100 = 5050. FA3 skips
+  // tile 0's mainloop: its 128 Q rows are never loaded (O is still written, as zeros).
   r = analyze_fa3(toy(132, 1e9), shape(1, 1, 1, 300, 100, 64, 128, 64, true));
   EXPECT_EQ(r.flops, 4.0 * 64 * 5050);
   EXPECT_EQ(r.mma_flops, 4.0 * 64 * 128 * 64 * 3);
-  EXPECT_EQ(r.llc_read_bytes, 300.0 * 64 * 2 + 2.0 * 164 * 64 * 2);
+  EXPECT_EQ(r.llc_read_bytes, (300.0 - 128) * 64 * 2 + 2.0 * 164 * 64 * 2);
+  EXPECT_EQ(r.llc_write_bytes, 300.0 * 64 * 2);
+  EXPECT_EQ(r.dram_ideal_read_bytes, (300.0 - 128) * 64 * 2 + 2.0 * 100 * 64 * 2);
+  // GenZ counts operand sizes: Q, K, V and O once.
+  EXPECT_EQ(r.genz_dram_bytes, 2 * 300.0 * 64 * 2 + 2.0 * 100 * 64 * 2);
   // L = S = 300, TN = 176: tile 0 needs 128 keys (1 tile, 176 rows); tile 1 needs 256 keys:
   // 2 tiles whose 352 rows clip at 300; tile 2: 300. 5 tiles, 776 rows.
   r = analyze_fa3(toy(132, 1e9), shape(1, 1, 1, 300, 300, 64, 128, 176, true));
@@ -170,12 +175,13 @@ TEST(Fa3Model, MatchesBruteForce) {
 
     // Per Q head: tiles and rows of K/V streamed, pairs kept by the mask.
     const std::int64_t n_m = ceil_div(L, TM);
-    std::int64_t tiles = 0, rows = 0, pairs = 0;
+    std::int64_t tiles = 0, rows = 0, q_rows = 0, pairs = 0;
     for (std::int64_t m = 0; m < n_m; ++m) {
       const std::int64_t last_row = std::min(L, (m + 1) * TM);
       const std::int64_t keys = causal ? std::clamp(last_row + S - L, std::int64_t{0}, S) : S;
       tiles += ceil_div(keys, TN);
       rows += std::min(S, ceil_div(keys, TN) * TN);
+      if (keys > 0) q_rows += last_row - m * TM;  // a tile that sees no key loads no Q
     }
     for (std::int64_t i = 0; i < L; ++i)
       pairs += causal ? std::clamp(i + S - L + 1, std::int64_t{0}, S) : S;
@@ -187,7 +193,7 @@ TEST(Fa3Model, MatchesBruteForce) {
     const double heads = static_cast<double>(batch * kv * group);
     ASSERT_EQ(r.flops, 4.0 * D * heads * static_cast<double>(pairs));
     ASSERT_EQ(r.mma_flops, 4.0 * D * static_cast<double>(TM * TN) * heads * static_cast<double>(tiles));
-    ASSERT_EQ(r.llc_read_bytes, heads * static_cast<double>(L * D * 2 + 2 * rows * D * 2));
+    ASSERT_EQ(r.llc_read_bytes, heads * static_cast<double>(q_rows * D * 2 + 2 * rows * D * 2));
     ASSERT_EQ(r.fa3.kv_fetches, static_cast<double>(head_waves.size()));
     ASSERT_EQ(r.waves, ceil_div(ctas, sms));
   }

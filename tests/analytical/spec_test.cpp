@@ -46,6 +46,11 @@ TEST(WorkloadSpec, Fa3ModelPresetAndDefaults) {
   EXPECT_EQ(w.fa3.block_n, 176);
   EXPECT_FALSE(w.fa3.causal);
   EXPECT_EQ(parse("fa3:model=llama3-8b,seqlen=1").fa3.heads, 32);
+  // The fa3 frontend's defaults: FA3's kBlockN is 128 under a causal mask (hopper/tile_size.h).
+  EXPECT_EQ(parse("fa3:model=llama3-8b,seqlen=1,causal=true").fa3.block_n, 128);
+  EXPECT_EQ(parse("fa3:model=llama3-8b,seqlen=1,causal=true,block_n=176").fa3.block_n, 176);
+  EXPECT_EQ(parse("fa3:model=llama3-8b,seqlen=1,causal=false").fa3.block_n, 176);
+  EXPECT_EQ(w.fa3.stages, 2);
   EXPECT_EQ(parse("fa3:model=llama3-405b,seqlen=1").fa3.heads, 128);
 }
 
@@ -74,6 +79,9 @@ TEST(WorkloadSpec, GemmKeys) {
   EXPECT_EQ(w.gemm.elem_bytes, 1);
   EXPECT_EQ(w.gemm.out_bytes, 2);
   EXPECT_TRUE(w.gemm.warp_specialized);
+  EXPECT_EQ(w.gemm.stages, 3);
+  // The gemm frontend's default: Triton's num_stages = 3.
+  EXPECT_EQ(parse("gemm:m=64,n=64,k=64").gemm.stages, 3);
 }
 
 TEST(WorkloadSpec, DescribeRoundTrips) {

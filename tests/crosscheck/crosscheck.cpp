@@ -1,0 +1,78 @@
+#include "crosscheck.h"
+
+#include <map>
+#include <memory>
+
+#include "kernel/plugin_host.h"
+#include "kernel/simulation.h"
+#include "kernel/workload_spec.h"
+
+namespace simfa::crosscheck {
+
+namespace {
+
+kernel::PluginHost& host() {
+  static const std::unique_ptr<kernel::PluginHost> instance = [] {
+    auto h = std::make_unique<kernel::PluginHost>();
+    h->load_directories({SIMFA_PLUGIN_BUILD_DIR});
+    return h;
+  }();
+  return *instance;
+}
+
+kernel::Manifest manifest(const std::vector<kernel::Override>& sets) {
+  return kernel::resolve_manifest(kernel::read_manifest(SIMFA_SOURCE_DIR "/configs/h800.toml", sets), host());
+}
+
+}  // namespace
+
+std::vector<kernel::Override> no_coalescer(std::vector<kernel::Override> sets) {
+  sets.push_back({"memory.coalescer.plugin", "coalescer.none"});
+  return sets;
+}
+
+SimTotals simulate(const std::vector<kernel::Override>& sets, const std::string& workload) {
+  static std::map<std::string, SimTotals> done;
+  std::string key = workload;
+  for (const kernel::Override& o : sets) key += " --set " + o.key + "=" + o.value;
+  if (auto it = done.find(key); it != done.end()) return it->second;
+  const kernel::Manifest m = manifest(sets);
+  const kernel::ComponentConfig w = kernel::parse_workload_spec(workload, host());
+  kernel::Simulation sim(m, w, host(), kernel::RunOptions{});
+  const kernel::RunResult r = sim.run();
+  auto total = [&](const char* name) {
+    return static_cast<std::uint64_t>(sim.stats().value(std::string("memory.") + name));
+  };
+  SimTotals t;
+  t.llc_read_bytes = total("llc_read_bytes");
+  t.llc_write_bytes = total("llc_write_bytes");
+  t.dram_read_bytes = total("dram_read_bytes");
+  t.dram_write_bytes = total("dram_write_bytes");
+  t.cycles = r.cycles;
+  t.ctas = r.ctas;
+  t.completed = r.outcome == kernel::RunOutcome::kCompleted;
+  t.wall_seconds = r.wall_seconds;
+  done.emplace(std::move(key), t);
+  return t;
+}
+
+analytical::AnalyticalGpu analytical_gpu(const std::vector<kernel::Override>& sets) {
+  const kernel::Manifest m = manifest(sets);
+  analytical::AnalyticalGpu gpu;
+  gpu.sm_count = m.gpu.sm_count;
+  gpu.clock_mhz = m.gpu.clock_mhz;
+  gpu.l2_bytes = static_cast<double>(m.l2_bytes);
+  gpu.l2_partitions = m.l2_partitions;
+  gpu.dram_bandwidth = m.dram_bandwidth;
+  gpu.l2_bandwidth = m.l2_bandwidth;
+  gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  return gpu;
+}
+
+analytical::AnalyticalResult analyze(const std::vector<kernel::Override>& sets, const std::string& workload) {
+  const analytical::AnalyticalGpu gpu = analytical_gpu(sets);
+  analytical::validate(gpu, "gpu");
+  return analytical::analyze(gpu, analytical::resolve_workload(analytical::parse_workload_spec(workload)));
+}
+
+}  // namespace simfa::crosscheck
