@@ -1,12 +1,20 @@
 #include "hbm3_address_map.h"
 
+#include <bit>
 #include <stdexcept>
 
 namespace simfa::memory_models {
 
+namespace {
+int log2_if_power_of_two(std::uint64_t v) {
+  return std::has_single_bit(v) ? std::countr_zero(v) : -1;
+}
+}  // namespace
+
 Hbm3AddressMap::Hbm3AddressMap(std::string_view mapping, const Hbm3Organization& o,
                                std::uint32_t interleave_bytes)
     : interleave_bytes_(interleave_bytes),
+      interleave_shift_(log2_if_power_of_two(interleave_bytes)),
       channels_per_stack_(static_cast<std::uint32_t>(o.channels_per_stack)) {
   const auto row_bytes = static_cast<std::uint64_t>(o.burst_bytes()) * static_cast<std::uint64_t>(o.columns);
   struct Name {
@@ -35,17 +43,25 @@ Hbm3AddressMap::Hbm3AddressMap(std::string_view mapping, const Hbm3Organization&
     while (k < std::size(names) && names[k].text != token) ++k;
     if (k == std::size(names) || seen[k]) throw std::invalid_argument(expected);
     seen[k] = true;
-    digits_[i] = {names[k].field, names[k].count};
+    digits_[i] = {names[k].field, names[k].count, log2_if_power_of_two(names[k].count)};
   }
 }
 
 DramLocation Hbm3AddressMap::locate(Addr address) const {
-  std::uint64_t granule = address / interleave_bytes_;
+  std::uint64_t granule =
+      interleave_shift_ >= 0 ? address >> interleave_shift_ : address / interleave_bytes_;
   DramLocation at;
   std::uint32_t stack = 0, channel = 0;
   for (const Digit& d : digits_) {
-    const auto value = static_cast<std::uint32_t>(granule % d.count);
-    granule /= d.count;
+    // Power-of-two fields (most of them) are bit slices: no division.
+    std::uint32_t value;
+    if (d.shift >= 0) {
+      value = static_cast<std::uint32_t>(granule & (d.count - 1));
+      granule >>= d.shift;
+    } else {
+      value = static_cast<std::uint32_t>(granule % d.count);
+      granule /= d.count;
+    }
     switch (d.field) {
       case Field::kCo: break;  // columns of one row share its timing: only the row matters
       case Field::kBa: at.bank = value; break;

@@ -48,14 +48,20 @@ class Hbm3AddressMap {
   /// The location of the burst holding byte `address`.
   DramLocation locate(Addr address) const;
 
+  /// Whether `address` is the first byte of an interleave granule: the bursts of one granule
+  /// share their location.
+  bool starts_granule(Addr address) const { return address % interleave_bytes_ == 0; }
+
  private:
   enum class Field : std::uint8_t { kCo, kBa, kBg, kPc, kCh, kSt };
   struct Digit {
     Field field;
     std::uint64_t count;
+    int shift;  ///< log2(count) when count is a power of two (plain bit slicing), else -1
   };
 
   std::uint32_t interleave_bytes_;
+  int interleave_shift_;  ///< log2(interleave_bytes_) when a power of two, else -1
   std::uint32_t channels_per_stack_;
   std::array<Digit, 6> digits_{};  ///< every field but Ro, least significant first
 };

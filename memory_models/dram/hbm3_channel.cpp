@@ -2,6 +2,7 @@
 #include "hbm3_channel.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace simfa::memory_models {
 
@@ -36,28 +37,92 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       pseudo_channels_(static_cast<std::size_t>(o.pseudo_channels)),
       next_refresh_(timing.nREFI > 0 ? timing.nREFI : kNoMemCycle) {
   for (PseudoChannel& pc : pseudo_channels_) pc.last_acts.fill(kLongAgo);
+  for (std::uint32_t b = 0; b < banks_.size(); ++b) {
+    banks_[b].group = bank_group_of(b);
+    banks_[b].pc = pseudo_channel_of(b);
+  }
+  active_.assign((banks_.size() + 63) / 64, 0);
+  offers_.resize(banks_.size());
+  terms_.resize(bank_groups_.size() * 4);
 }
 
 void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t request,
-                          MemCycle arrival) {
-  const std::uint32_t i = bursts_.add(Burst{.row = at.row, .seq = next_seq_++, .arrival = arrival,
-                                             .request = request, .write = write});
-
+                          MemCycle arrival, std::uint32_t count) {
   const std::uint32_t b =
       (at.pseudo_channel * (banks_per_pc_ / banks_per_group_) + at.bank_group) * banks_per_group_ +
       at.bank;
   Bank& bank = banks_[b];
-  if (bank.open && bank.row == at.row && bank.hit == kNone) {
-    bank.hit = i;
-    bank.hit_prev = bank.tail;
+  const std::uint32_t i =
+      bursts_.add(Burst{.row = at.row, .seq = next_seq_, .arrival = arrival, .request = request,
+                        .prev = bank.tail, .left = count, .bank = b, .write = write});
+  next_seq_ += count;
+  // Chain it behind the newest queued run of its row, which it replaces in rows_; with none, it
+  // is the oldest of its row, and the hit when that row is open.
+  const std::uint64_t key = row_key(b, at.row);
+  const std::uint32_t same_row = rows_.find(key, run_key(), run_link());
+  if (same_row != kNone) {
+    rows_.erase(key, same_row, run_link());
+    bursts_[same_row].next_row = i;
+  } else if (bank.open && bank.row == at.row) {
+    set_hit(bank, i);
   }
-  if (bank.tail == kNone) bank.head = i;
-  else bursts_[bank.tail].next = i;
+  rows_.insert(key, i, run_key(), run_link());
+  const bool offer_changed = bank.hit == i || bank.tail == kNone;
+  if (bank.tail == kNone) {
+    bank.head = i;
+    head_changed(bank);
+    active_[b / 64] |= std::uint64_t{1} << (b % 64);
+  } else {
+    bursts_[bank.tail].next = i;
+  }
   bank.tail = i;
-  ++queued_;
+  for (std::uint32_t k = 0; k < count; ++k) own_.queue_occupancy.sample(++queued_);
+  if (!offer_changed) return;  // behind the bank's head and hit: nothing to pick changed
+  update_offer(b);
+  // Only this bank's command changed: the choice made before stands unless this one beats it
+  // (or it was this bank's, which may have got later).
+  if (next_valid_ && next_.bank != b) {
+    const Candidate c = bank_candidate(b, bank);
+    if (c.at < next_refresh_ && (next_.bank == kNone || before(c, next_))) next_ = c;
+    return;
+  }
   next_valid_ = false;
   next_.at = std::min(next_.at, arrival);
-  own_.queue_occupancy.sample(queued_);
+}
+
+void Hbm3Channel::update_offer(std::uint32_t b) {
+  const Bank& bank = banks_[b];
+  Offer& o = offers_[b];
+  if (bank.hit != kNone && (bank.served < max_row_hits_ || bank.head_row == bank.row)) {
+    o.at = std::max(bank.hit_arrival, bank.col_ready);
+    o.key = bank.hit_seq;
+    o.term = bank.group * 4 + (bank.hit_write ? kOfferWrite : kOfferRead);
+  } else if (bank.open) {
+    o.at = std::max(bank.head_arrival, bank.pre_ready);
+    o.key = kRowCommandKey | bank.head_seq;
+    o.term = bank.group * 4 + kOfferPrecharge;
+  } else {
+    o.at = std::max(bank.head_arrival, bank.act_ready);
+    o.key = kRowCommandKey | bank.head_seq;
+    o.term = bank.group * 4 + kOfferActivate;
+  }
+}
+
+void Hbm3Channel::set_hit(Bank& bank, std::uint32_t i) {
+  bank.hit = i;
+  if (i == kNone) return;
+  const Burst& hit = bursts_[i];
+  bank.hit_seq = hit.seq;
+  bank.hit_arrival = hit.arrival;
+  bank.hit_write = hit.write;
+}
+
+void Hbm3Channel::head_changed(Bank& bank) {
+  if (bank.head == kNone) return;
+  const Burst& head = bursts_[bank.head];
+  bank.head_row = head.row;
+  bank.head_seq = head.seq;
+  bank.head_arrival = head.arrival;
 }
 
 MemCycle Hbm3Channel::advance(MemCycle horizon) {
@@ -77,49 +142,66 @@ const Hbm3Channel::Candidate& Hbm3Channel::next() {
 }
 
 Hbm3Channel::Candidate Hbm3Channel::pick() const {
-  Candidate best;
-  if (queued_ > 0) {
-    // Banks in index order, with their bank group and pseudo-channel alongside.
-    std::uint32_t b = 0, g = 0;
-    for (const PseudoChannel& pc : pseudo_channels_) {
-      for (std::uint32_t end_g = g + banks_per_pc_ / banks_per_group_; g < end_g; ++g) {
-        for (std::uint32_t end_b = b + banks_per_group_; b < end_b; ++b) {
-          if (banks_[b].head == kNone) continue;
-          const Candidate c = bank_candidate(b, banks_[b], bank_groups_[g], pc);
-          // From the moment a refresh is due, nothing new starts until it is done.
-          if (c.at < next_refresh_ && before(c, best)) best = c;
-        }
+  // A bank's command issues at max(its offer, its terms): the bank group's and pseudo-channel's
+  // ready times for the command's kind, and the command bus and the last issue for all.
+  const MemCycle column_bus = std::max(col_bus_free_, last_issue_);
+  const MemCycle row_bus = std::max(row_bus_free_, last_issue_);
+  const std::uint32_t groups_per_pc = banks_per_pc_ / banks_per_group_;
+  for (std::size_t g = 0; g < bank_groups_.size(); ++g) {
+    const BankGroup& bg = bank_groups_[g];
+    const PseudoChannel& pc = pseudo_channels_[g / groups_per_pc];
+    MemCycle* t = &terms_[g * 4];
+    t[kOfferRead] = std::max({bg.rd_ready, pc.rd_ready, column_bus});
+    t[kOfferWrite] = std::max({bg.wr_ready, pc.wr_ready, column_bus});
+    t[kOfferActivate] = std::max({bg.act_ready, pc.act_ready, pc.last_acts[pc.faw_next] + t_.nFAW,
+                                  row_bus});
+    t[kOfferPrecharge] = row_bus;
+  }
+  // The banks with queued bursts, earliest first, then row hits, then the oldest burst. The
+  // order they are visited in does not matter: no two bursts share a seq.
+  MemCycle best_at = kNoMemCycle;
+  std::uint64_t best_key = 0;
+  std::uint32_t best_bank = kNone;
+  for (std::size_t w = 0; w < active_.size(); ++w) {
+    for (std::uint64_t bits = active_[w]; bits != 0; bits &= bits - 1) {
+      const auto b = static_cast<std::uint32_t>(w * 64 + static_cast<unsigned>(std::countr_zero(bits)));
+      const Offer& o = offers_[b];
+      const MemCycle at = std::max(o.at, terms_[o.term]);
+      // From the moment a refresh is due, nothing new starts until it is done.
+      if (at < next_refresh_ && (at < best_at || (at == best_at && o.key < best_key))) {
+        best_at = at;
+        best_key = o.key;
+        best_bank = b;
       }
     }
   }
   // A bank command found comes before the refresh, which cannot start before it is due.
-  return best.at != kNoMemCycle ? best : refresh_candidate();
+  return best_bank != kNone ? bank_candidate(best_bank, banks_[best_bank]) : refresh_candidate();
 }
 
-inline Hbm3Channel::Candidate Hbm3Channel::bank_candidate(std::uint32_t index, const Bank& bank,
-                                                          const BankGroup& bg,
-                                                          const PseudoChannel& pc) const {
-  const Burst& head = bursts_[bank.head];
+inline Hbm3Channel::Candidate Hbm3Channel::bank_candidate(std::uint32_t index,
+                                                          const Bank& bank) const {
+  const BankGroup& bg = bank_groups_[bank.group];
+  const PseudoChannel& pc = pseudo_channels_[bank.pc];
   Candidate c;
   c.bank = index;
-  if (bank.hit != kNone && (bank.served < max_row_hits_ || head.row == bank.row)) {
-    const Burst& hit = bursts_[bank.hit];
-    c.command = hit.write ? DramCommand::kWrite : DramCommand::kRead;
+  if (bank.hit != kNone && (bank.served < max_row_hits_ || bank.head_row == bank.row)) {
+    c.command = bank.hit_write ? DramCommand::kWrite : DramCommand::kRead;
     c.burst = bank.hit;
-    c.seq = hit.seq;
-    c.at = std::max({hit.arrival, bank.col_ready, col_bus_free_,
-                     hit.write ? std::max(bg.wr_ready, pc.wr_ready)
-                               : std::max(bg.rd_ready, pc.rd_ready)});
+    c.seq = bank.hit_seq;
+    c.at = std::max({bank.hit_arrival, bank.col_ready, col_bus_free_,
+                     bank.hit_write ? std::max(bg.wr_ready, pc.wr_ready)
+                                    : std::max(bg.rd_ready, pc.rd_ready)});
   } else if (bank.open) {
     c.command = DramCommand::kPrecharge;
     c.burst = bank.head;
-    c.seq = head.seq;
-    c.at = std::max({head.arrival, bank.pre_ready, row_bus_free_});
+    c.seq = bank.head_seq;
+    c.at = std::max({bank.head_arrival, bank.pre_ready, row_bus_free_});
   } else {
     c.command = DramCommand::kActivate;
     c.burst = bank.head;
-    c.seq = head.seq;
-    c.at = std::max({head.arrival, bank.act_ready, bg.act_ready, pc.act_ready,
+    c.seq = bank.head_seq;
+    c.at = std::max({bank.head_arrival, bank.act_ready, bg.act_ready, pc.act_ready,
                      pc.last_acts[pc.faw_next] + t_.nFAW, row_bus_free_});
   }
   c.at = std::max(c.at, last_issue_);
@@ -163,19 +245,19 @@ void Hbm3Channel::activate(const Candidate& c) {
   bank.open = true;
   bank.row = head.row;
   bank.served = 0;
-  bank.hit = c.burst;  // the head: the ACT is for its row
-  bank.hit_prev = kNone;
+  set_hit(bank, c.burst);  // the head: the ACT is for its row
   if (head.outcome == Outcome::kHit) head.outcome = Outcome::kMiss;
 
   bank.col_ready = c.at + t_.nRCD;
   bank.pre_ready = std::max(bank.pre_ready, c.at + t_.nRAS);
   bank.act_ready = std::max(bank.act_ready, c.at + t_.nRC);
-  bank_groups_[bank_group_of(c.bank)].act_ready = c.at + t_.nRRDL;
-  PseudoChannel& pc = pseudo_channels_[pseudo_channel_of(c.bank)];
+  bank_groups_[bank.group].act_ready = c.at + t_.nRRDL;
+  PseudoChannel& pc = pseudo_channels_[bank.pc];
   pc.act_ready = c.at + t_.nRRDS;
   pc.last_acts[pc.faw_next] = c.at;
   pc.faw_next = (pc.faw_next + 1) % static_cast<std::uint32_t>(pc.last_acts.size());
   row_bus_free_ = c.at + kActivateCycles;
+  update_offer(c.bank);
   totals_.activates.add();
   record(c.at, DramCommand::kActivate, c.bank, bank.row);
 }
@@ -183,33 +265,43 @@ void Hbm3Channel::activate(const Candidate& c) {
 void Hbm3Channel::precharge(const Candidate& c) {
   Bank& bank = banks_[c.bank];
   bank.open = false;
-  bank.hit = bank.hit_prev = kNone;
+  bank.hit = kNone;
   bank.act_ready = std::max(bank.act_ready, c.at + t_.nRP);
   bursts_[c.burst].outcome = Outcome::kConflict;
   row_bus_free_ = c.at + 1;
+  update_offer(c.bank);
   totals_.precharges.add();
   record(c.at, DramCommand::kPrecharge, c.bank, bank.row);
 }
 
 void Hbm3Channel::column(const Candidate& c) {
   Bank& bank = banks_[c.bank];
-  BankGroup& bg = bank_groups_[bank_group_of(c.bank)];
-  PseudoChannel& pc = pseudo_channels_[pseudo_channel_of(c.bank)];
-  const Burst burst = bursts_[c.burst];
+  BankGroup& bg = bank_groups_[bank.group];
+  PseudoChannel& pc = pseudo_channels_[bank.pc];
+  Burst& run = bursts_[c.burst];
+  const Burst burst = run;
 
-  // Unlink and free the burst (the bank's oldest hit), and find the next hit after it.
-  std::uint32_t prev = bank.hit_prev;
-  if (prev == kNone) bank.head = burst.next;
-  else bursts_[prev].next = burst.next;
-  if (bank.tail == c.burst) bank.tail = prev;
-  bursts_.release(c.burst);
-  std::uint32_t next = burst.next;
-  while (next != kNone && bursts_[next].row != bank.row) {
-    prev = next;
-    next = bursts_[next].next;
+  if (run.left > 1) {
+    // The run's next burst comes next in its row: only its seq and outcome differ.
+    --run.left;
+    ++run.seq;
+    run.outcome = Outcome::kHit;
+    bank.hit_seq = run.seq;
+    if (burst.prev == kNone) bank.head_seq = run.seq;
+  } else {
+    // Unlink and free the run (the bank's oldest hit); the next hit is the next of its row.
+    if (burst.prev == kNone) bank.head = burst.next;
+    else bursts_[burst.prev].next = burst.next;
+    if (burst.next == kNone) bank.tail = burst.prev;
+    else bursts_[burst.next].prev = burst.prev;
+    bursts_.release(c.burst);
+    if (burst.next_row == kNone) rows_.erase(row_key(c.bank, burst.row), c.burst, run_link());
+    set_hit(bank, burst.next_row);
+    if (burst.prev == kNone) {
+      if (bank.head == kNone) active_[c.bank / 64] &= ~(std::uint64_t{1} << (c.bank % 64));
+      else head_changed(bank);
+    }
   }
-  bank.hit = next;
-  bank.hit_prev = next == kNone ? kNone : prev;
   ++bank.served;
   --queued_;
 
@@ -234,6 +326,7 @@ void Hbm3Channel::column(const Candidate& c) {
     own_.read_bytes.add(burst_bytes_);
   }
   col_bus_free_ = at + 1;
+  if (bank.head != kNone) update_offer(c.bank);
   switch (burst.outcome) {
     case Outcome::kHit: own_.row_hits.add(); totals_.row_hits.add(); break;
     case Outcome::kMiss: own_.row_misses.add(); totals_.row_misses.add(); break;
@@ -247,8 +340,9 @@ void Hbm3Channel::precharge_all(MemCycle at) {
   for (Bank& bank : banks_) {
     if (!bank.open) continue;
     bank.open = false;
-    bank.hit = bank.hit_prev = kNone;
+    bank.hit = kNone;
     bank.act_ready = std::max(bank.act_ready, at + t_.nRP);
+    if (bank.head != kNone) update_offer(static_cast<std::uint32_t>(&bank - banks_.data()));
   }
   row_bus_free_ = at + 1;
   totals_.precharges.add();
@@ -256,7 +350,10 @@ void Hbm3Channel::precharge_all(MemCycle at) {
 }
 
 void Hbm3Channel::refresh(MemCycle at) {
-  for (Bank& bank : banks_) bank.act_ready = std::max(bank.act_ready, at + t_.nRFC);
+  for (Bank& bank : banks_) {
+    bank.act_ready = std::max(bank.act_ready, at + t_.nRFC);
+    if (bank.head != kNone) update_offer(static_cast<std::uint32_t>(&bank - banks_.data()));
+  }
   next_refresh_ += t_.nREFI;
   row_bus_free_ = at + 1;
   totals_.refreshes.add();

@@ -31,6 +31,7 @@
 
 #include "hbm3_address_map.h"
 #include "hbm3_config.h"
+#include "line_table.h"
 #include "slot_pool.h"
 
 namespace simfa::memory_models {
@@ -107,9 +108,11 @@ class Hbm3Channel {
               std::uint32_t max_row_hits, DramBurstListener& listener, DramChannelCounters own,
               DramTotalCounters totals);
 
-  /// Queues one burst of `request`, arriving at cycle `arrival`. Call advance(arrival - 1)
-  /// first: decisions before the arrival must not see it.
-  void enqueue(const DramLocation& at, bool write, std::uint32_t request, MemCycle arrival);
+  /// Queues `count` consecutive bursts of `request` to one row, arriving at cycle `arrival`, as
+  /// `count` calls for one burst each would. Call advance(arrival - 1) first: decisions before
+  /// the arrival must not see them.
+  void enqueue(const DramLocation& at, bool write, std::uint32_t request, MemCycle arrival,
+               std::uint32_t count = 1);
 
   /// Issues every command that can issue at or before `horizon`, in cycle order. Returns the
   /// cycle of the next command it could issue (a refresh when nothing is queued), or
@@ -131,28 +134,44 @@ class Hbm3Channel {
 
   enum class Outcome : std::uint8_t { kHit, kMiss, kConflict };
 
+  // Queued bursts are kept in runs: the consecutive bursts of one request to one row (a 128 B
+  // line is four), which are also consecutive in arrival order and in their row's service order.
+  // A run stands for its first unserved burst; serving it moves on to the next, so a column
+  // command that leaves bursts in the run touches nothing else.
   struct Burst {
     std::uint64_t row = 0;
-    std::uint64_t seq = 0;  ///< arrival order in this channel
+    std::uint64_t seq = 0;  ///< arrival order in this channel (of the first unserved burst)
     MemCycle arrival = 0;
     std::uint32_t request = 0;
-    std::uint32_t next = kNone;  ///< next burst of the same bank, in arrival order
+    std::uint32_t next = kNone;      ///< next run of the same bank, in arrival order
+    std::uint32_t prev = kNone;      ///< previous run of the same bank
+    std::uint32_t next_row = kNone;  ///< next run of the same bank and row
+    std::uint32_t left = 1;          ///< unserved bursts in the run
+    std::uint32_t bank = 0;
+    std::uint32_t row_link = kNone;  ///< in rows_, while it is its row's newest run
     bool write = false;
-    Outcome outcome = Outcome::kHit;  ///< set when its row had to be opened (miss) or closed first
+    Outcome outcome = Outcome::kHit;  ///< its first unserved burst's row had to be opened (miss)
+                                      ///< or closed first
   };
 
   struct Bank {
     std::uint32_t head = kNone, tail = kNone;  ///< queued bursts, oldest first
-    // The oldest queued burst to the open row and the burst before it (kNone: none). After an
-    // ACT it is the head; each column command moves it past the bursts to other rows, so the
-    // list is walked once per row opening, not once per pick.
-    std::uint32_t hit = kNone, hit_prev = kNone;
+    // The oldest queued burst to the open row (kNone: none). Bursts of one row are served in
+    // arrival order, so after a column command the next one is the served burst's next_row.
+    std::uint32_t hit = kNone;
     std::uint32_t served = 0;  ///< column commands since the row was opened
     bool open = false;
+    bool hit_write = false;   ///< the hit's direction
+    std::uint32_t group = 0;  ///< index into bank_groups_
+    std::uint32_t pc = 0;     ///< index into pseudo_channels_
     std::uint64_t row = 0;
     MemCycle act_ready = 0;  ///< earliest ACT: nRC after ACT, nRP after PRE, nRFC after REF
     MemCycle pre_ready = 0;  ///< earliest PRE: nRAS after ACT, nRTP after RD, write recovery
     MemCycle col_ready = 0;  ///< earliest RD/WR: nRCD after ACT
+    // Copies of what pick() needs from the head and the hit, so that choosing the next command
+    // reads the banks alone and none of the (many, scattered) queued bursts.
+    std::uint64_t head_row = 0, head_seq = 0, hit_seq = 0;
+    MemCycle head_arrival = 0, hit_arrival = 0;
   };
 
   struct BankGroup {
@@ -169,6 +188,17 @@ class Hbm3Channel {
     std::uint32_t faw_next = 0;
   };
 
+  // What a bank offers next without the terms its bank group, pseudo-channel and the channel's
+  // buses add: kept up to date as the bank changes, so that choosing the next command reads one
+  // small record per bank (pick()).
+  enum OfferKind : std::uint8_t { kOfferRead, kOfferWrite, kOfferActivate, kOfferPrecharge };
+  static constexpr std::uint64_t kRowCommandKey = std::uint64_t{1} << 63;
+  struct Offer {
+    MemCycle at = 0;        ///< the burst's arrival and the bank's own ready time
+    std::uint64_t key = 0;  ///< orders equal times: the burst's seq, | kRowCommandKey for ACT/PRE
+    std::uint32_t term = 0;  ///< index into pick()'s terms: bank group x 4 + OfferKind
+  };
+
   struct Candidate {
     MemCycle at = kNoMemCycle;
     DramCommand command = DramCommand::kRefresh;
@@ -180,8 +210,7 @@ class Hbm3Channel {
   /// The command to issue next; computed again only after the state changed.
   const Candidate& next();
   Candidate pick() const;
-  Candidate bank_candidate(std::uint32_t index, const Bank& bank, const BankGroup& group,
-                           const PseudoChannel& pc) const;
+  Candidate bank_candidate(std::uint32_t index, const Bank& bank) const;
   Candidate refresh_candidate() const;
   void issue(const Candidate& c);
   void activate(const Candidate& c);
@@ -190,6 +219,23 @@ class Hbm3Channel {
   void precharge_all(MemCycle at);
   void refresh(MemCycle at);
   void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
+  /// Recomputes bank `b`'s offer after its state changed.
+  void update_offer(std::uint32_t b);
+  /// Points bank's hit at burst `i` (kNone: none) and copies what pick() reads from it.
+  void set_hit(Bank& bank, std::uint32_t i);
+  /// Copies what pick() reads from the bank's head.
+  void head_changed(Bank& bank);
+  /// The key of (bank, row) in rows_: unique, since a row index times the banks of a channel
+  /// stays below 2^64 (the address map divides by at least that many before the row).
+  std::uint64_t row_key(std::uint32_t bank, std::uint64_t row) const {
+    return row * banks_.size() + bank;
+  }
+  auto run_key() const {
+    return [this](std::uint32_t i) { return row_key(bursts_[i].bank, bursts_[i].row); };
+  }
+  auto run_link() {
+    return [this](std::uint32_t i) -> std::uint32_t& { return bursts_[i].row_link; };
+  }
 
   std::uint32_t bank_group_of(std::uint32_t bank) const { return bank / banks_per_group_; }
   std::uint32_t pseudo_channel_of(std::uint32_t bank) const { return bank / banks_per_pc_; }
@@ -219,6 +265,10 @@ class Hbm3Channel {
   bool next_valid_ = false;
 
   SlotPool<Burst> bursts_;  ///< queued bursts, linked into per-bank lists
+  LineChains rows_;         ///< row_key(bank, row) -> the newest queued run of that row
+  std::vector<std::uint64_t> active_;  ///< bit b set iff bank b has queued bursts
+  std::vector<Offer> offers_;          ///< per bank with queued bursts
+  mutable std::vector<MemCycle> terms_;  ///< pick()'s scratch: per bank group and OfferKind
   std::uint32_t queued_ = 0;
   std::uint64_t next_seq_ = 0;
 };

@@ -289,15 +289,28 @@ void Hbm3Dram::send(Cycle now, const MemRequest& request) {
   // of them is queued, then the channel's wake set once.
   const MemCycle h = horizon(now);
   std::uint32_t channel = 0;
+  // Consecutive bursts to one row (those of one interleave granule, at least) are queued as one
+  // run.
+  DramLocation at, run_at;
+  std::uint32_t run = 0;
   for (std::uint32_t k = 0; k < bursts; ++k) {
-    const DramLocation at = map_.locate(first + Addr{k} * burst_bytes_);
+    const Addr burst = first + Addr{k} * burst_bytes_;
+    if (k == 0 || map_.starts_granule(burst)) at = map_.locate(burst);
+    if (run > 0 && at.channel == run_at.channel && at.pseudo_channel == run_at.pseudo_channel &&
+        at.bank_group == run_at.bank_group && at.bank == run_at.bank && at.row == run_at.row) {
+      ++run;
+      continue;
+    }
+    if (run > 0) channels_[channel].enqueue(run_at, request.write, slot, h + 1, run);
     if (k == 0 || at.channel != channel) {
       if (k > 0) arm(channel, now);
       channel = at.channel;
       if (channels_[channel].next_possible() <= h) channels_[channel].advance(h);
     }
-    channels_[channel].enqueue(at, request.write, slot, h + 1);
+    run_at = at;
+    run = 1;
   }
+  channels_[channel].enqueue(run_at, request.write, slot, h + 1, run);
   arm(channel, now);
 }
 
@@ -308,19 +321,27 @@ void Hbm3Dram::arm(std::uint32_t channel, Cycle now) {
     // A wake still pending is kept when it comes no later than needed and has not been
     // overtaken by this call (one at `now` would find its work done).
     if (!channels_[channel].empty() && wake.at > now && wake.at <= sm_cycle_of(next)) return;
-    events_.cancel(wake.id);
+    // Instead of cancelled, the wake is left to fire as a no-op: a cancelled event that stays
+    // stored puts the kernel's queue on its slow path until time reaches it. It changes no
+    // result: it is at `now` (already an event's cycle) or before a command of the bursts queued
+    // when it was set, whose response is an event at or after it.
+    ++wake.generation;
     wake.at = kNever;
   }
   if (channels_[channel].empty()) return;
   // `next` is past the horizon, so its SM cycle is after `now`.
   wake.at = sm_cycle_of(next);
-  wake.id = events_.schedule(wake.at, *this, kWakeTag | channel, Priority::kMemory);
+  events_.schedule(wake.at, *this,
+                   kWakeTag | std::uint64_t{wake.generation & kGenerationMask} << 32 | channel,
+                   Priority::kMemory);
 }
 
 void Hbm3Dram::on_event(Cycle now, std::uint64_t payload) {
   now_ = now;
   if (payload & kWakeTag) {
-    const auto channel = static_cast<std::uint32_t>(payload & ~kWakeTag);
+    const auto channel = static_cast<std::uint32_t>(payload);
+    if ((payload >> 32 & kGenerationMask) != (wakes_[channel].generation & kGenerationMask))
+      return;  // superseded (see arm())
     wakes_[channel].at = kNever;
     arm(channel, now);
     return;

@@ -56,11 +56,12 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
     std::uint32_t bursts_left = 0;
   };
   struct Wake {
-    EventId id;
-    Cycle at = kNever;  ///< kNever: none scheduled
+    Cycle at = kNever;             ///< kNever: none scheduled
+    std::uint32_t generation = 0;  ///< in the payload: a wake of an older one is a no-op
   };
 
-  /// A response (payload = request slot) or a channel wake (kWakeTag | channel).
+  /// A response (payload = request slot) or a channel wake (kWakeTag | generation << 32 |
+  /// channel).
   void on_event(Cycle now, std::uint64_t payload) override;
   void on_burst_done(std::uint32_t request, MemCycle data_end) override;
   /// The last memory cycle that starts at or before SM cycle `c` starts.
@@ -72,6 +73,7 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
   void arm(std::uint32_t channel, Cycle now);
 
   static constexpr std::uint64_t kWakeTag = std::uint64_t{1} << 63;
+  static constexpr std::uint32_t kGenerationMask = 0x7fffffff;  ///< payload bits 32..62
 
   EventQueue& events_;
   Hbm3Organization organization_;

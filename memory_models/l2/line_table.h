@@ -1,7 +1,15 @@
-// LineTable: which slot holds a line, for the in-flight lookups of the memory hierarchy (the L2's
-// MSHR files, the coalescer's merge windows). Open addressing with linear probing and
-// backward-shift deletion (no tombstones to accumulate); it doubles when half full, so once a
-// run has reached its peak occupancy no lookup, insertion or erasure allocates.
+// Which entry holds a line, for the in-flight lookups of the memory hierarchy (the L2's MSHR
+// files, the coalescer's merge windows, the DRAM channels' open-row lists).
+//
+// LineTable: open addressing with linear probing and backward-shift deletion (no tombstones to
+// accumulate); it doubles when half full, so once a run has reached its peak occupancy no lookup,
+// insertion or erasure allocates.
+//
+// LineChains: for entries that live in the caller's pool and carry their own line and a link:
+// an array of 4-byte bucket heads, chained through the entries. Thousands of such tables are hot
+// at once (one per SM group, per L2 slice, per DRAM channel); at 4 bytes a bucket they stay in
+// the host's caches, and an entry is read only when its bucket holds one, where a table of
+// (line, value) slots costs a cache miss on nearly every lookup.
 #pragma once
 
 #include <bit>
@@ -82,6 +90,75 @@ class LineTable {
 
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
+  int shift_ = 64;
+  std::size_t size_ = 0;
+};
+
+/// Buckets of entry indices chained through the entries. The callers pass `line_of(i)`, the line
+/// entry i holds, and `link(i)`, a reference to its 32-bit link, which the chains own while it is
+/// indexed. A line is indexed at most once. The bucket count doubles when the entries outnumber
+/// it, so a run's peak occupancy sets the size and then nothing allocates.
+class LineChains {
+ public:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  /// Room for `expected` entries before the first growth.
+  explicit LineChains(std::size_t expected = 8) { reset(std::bit_ceil(expected < 8 ? std::size_t{8} : expected)); }
+
+  /// The entry indexed under `line`, or kNone.
+  template <typename LineOf, typename Link>
+  std::uint32_t find(std::uint64_t line, LineOf line_of, Link link) const {
+    std::uint32_t i = buckets_[home(line)];
+    while (i != kNone && line_of(i) != line) i = link(i);
+    return i;
+  }
+
+  /// Indexes entry `i`, which holds `line`.
+  template <typename LineOf, typename Link>
+  void insert(std::uint64_t line, std::uint32_t i, LineOf line_of, Link link) {
+    if (size_ == buckets_.size()) grow(line_of, link);
+    std::uint32_t& head = buckets_[home(line)];
+    link(i) = head;
+    head = i;
+    ++size_;
+  }
+
+  /// Drops entry `i`, indexed under `line`.
+  template <typename Link>
+  void erase(std::uint64_t line, std::uint32_t i, Link link) {
+    std::uint32_t* at = &buckets_[home(line)];
+    while (*at != i) at = &link(*at);
+    *at = link(i);
+    --size_;
+  }
+
+  std::size_t size() const { return size_; }
+
+ private:
+  // Fibonacci hashing: the top bits of line * 2^64/phi, so consecutive and strided lines spread.
+  std::size_t home(std::uint64_t line) const {
+    return static_cast<std::size_t>((line * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  void reset(std::size_t buckets) {
+    buckets_.assign(buckets, kNone);
+    shift_ = 64 - std::countr_zero(buckets);
+  }
+  template <typename LineOf, typename Link>
+  void grow(LineOf line_of, Link link) {
+    std::vector<std::uint32_t> old = std::move(buckets_);
+    reset(old.size() * 2);
+    for (std::uint32_t head : old) {
+      for (std::uint32_t i = head; i != kNone;) {
+        const std::uint32_t next = link(i);
+        std::uint32_t& bucket = buckets_[home(line_of(i))];
+        link(i) = bucket;
+        bucket = i;
+        i = next;
+      }
+    }
+  }
+
+  std::vector<std::uint32_t> buckets_;
   int shift_ = 64;
   std::size_t size_ = 0;
 };
