@@ -34,23 +34,32 @@ LrcCoalescer::LrcCoalescer(const BuildContext& context)
       windows_((static_cast<std::uint32_t>(context.gpu.sm_count) + group_size_ - 1) / group_size_),
       requests_(context.stats.counter("requests", "requests", kRequestsDoc)),
       merged_(context.stats.counter("merged", "requests", kMergedDoc)),
-      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)) {}
+      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)) {
+  if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
+}
 
 void LrcCoalescer::send(Cycle now, const MemRequest& request) {
   requests_.add();
   const std::uint32_t e = allocate(request);
   if (!request.write) {
-    LineTable& windows = window_table(request.sm);
-    const std::uint64_t line = request.addr / line_bytes_;
-    const std::uint32_t open = windows.find(line);
-    if (open == LineTable::kNone) {
-      windows.insert(line, e);
+    LineChains& windows = window_table(request.sm);
+    const std::uint64_t line = line_of(request.addr);
+    const std::uint32_t open = windows.find(line, window_line(), window_link());
+    if (open == LineChains::kNone) {
+      windows.insert(line, e, window_line(), window_link());
       entries_[e].window = true;
-    } else if (const MemRequest& first = entries_[open].request;
+    } else if (const Entry& first = entries_[open];
                first.addr <= request.addr &&
                request.addr + request.bytes <= first.addr + first.bytes) {
-      entries_[entries_[open].tail].next = e;
-      entries_[open].tail = e;
+      // Append to the circular list of merged requests, known by its last.
+      const std::uint32_t last = first.next;
+      if (last == kNone) {
+        entries_[e].next = e;
+      } else {
+        entries_[e].next = entries_[last].next;
+        entries_[last].next = e;
+      }
+      entries_[open].next = e;
       merged_.add();
       return;
     }
@@ -67,13 +76,17 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   const Entry done = entries_[e];
   // Close the window before anyone is answered: a requester may send again from inside its
   // on_response, and that request must not join a read that has already returned.
-  if (done.window) window_table(done.request.sm).erase(done.request.addr / line_bytes_);
+  if (done.window) window_table(done.sm).erase(line_of(done.addr), e, window_link());
   free_entries_.push_back(e);
-  done.request.client->on_response(now, done.request);
-  for (std::uint32_t m = done.next; m != kNone;) {
+  done.client->on_response(now, done.request());
+  if (done.next == kNone) return;
+  // The merged requests in arrival order: from the first (the last's next) to the last.
+  const std::uint32_t last = done.next;
+  for (std::uint32_t m = entries_[last].next;;) {
     const Entry waiter = entries_[m];  // copy, then free: a re-entrant send may reuse the slot
     free_entries_.push_back(m);
-    waiter.request.client->on_response(now, waiter.request);
+    waiter.client->on_response(now, waiter.request());
+    if (m == last) break;
     m = waiter.next;
   }
 }
@@ -87,11 +100,12 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
     e = free_entries_.back();
     free_entries_.pop_back();
   }
-  entries_[e] = Entry{request, kNone, e, false};
+  entries_[e] = Entry{request.addr,  request.token, request.client, request.bytes, kNone,
+                      kNone,         request.sm,    request.write,  false};
   return e;
 }
 
-LineTable& LrcCoalescer::window_table(std::uint32_t sm) {
+LineChains& LrcCoalescer::window_table(std::uint32_t sm) {
   const std::uint32_t group = sm / group_size_;
   if (group >= windows_.size()) windows_.resize(group + 1);  // an SM beyond gpu.sm_count
   return windows_[group];

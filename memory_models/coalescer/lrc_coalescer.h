@@ -7,6 +7,7 @@
 // arrival order. Writes, and reads the in-flight read does not cover, pass through unmerged.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -28,22 +29,42 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
   // A request the coalescer answers later: one it forwarded (the L2 returns its index as the
-  // token), or one merged into a forwarded read. Pooled; `next` chains a read's merged requests.
+  // token), or one merged into a forwarded read. Pooled, and packed (40 bytes): one is read back
+  // at each response, long after it was written.
   struct Entry {
-    MemRequest request;
-    std::uint32_t next = kNone;  ///< forwarded read: its first merged request; merged: the next
-    std::uint32_t tail = kNone;  ///< forwarded read: its last merged request (itself when none)
-    bool window = false;         ///< forwarded read that owns its line's merge window
+    Addr addr = 0;
+    std::uint64_t token = 0;
+    MemClient* client = nullptr;
+    std::uint32_t bytes = 0;
+    // Forwarded read: the last of its merged requests (kNone: none), whose `next` is the first.
+    // Merged request: the next one, circularly.
+    std::uint32_t next = kNone;
+    std::uint32_t window_link = kNone;  ///< forwarded read owning a window: its bucket chain
+    std::uint16_t sm = 0;
+    bool write = false;
+    bool window = false;  ///< forwarded read that owns its line's merge window
+
+    MemRequest request() const { return MemRequest{addr, bytes, sm, write, token, client}; }
   };
 
   void on_response(Cycle now, const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
-  LineTable& window_table(std::uint32_t sm);
+  LineChains& window_table(std::uint32_t sm);
+  std::uint64_t line_of(Addr addr) const {
+    return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
+  }
+  auto window_line() const {
+    return [this](std::uint32_t e) { return line_of(entries_[e].addr); };
+  }
+  auto window_link() {
+    return [this](std::uint32_t e) -> std::uint32_t& { return entries_[e].window_link; };
+  }
 
   MemoryPort* l2_ = nullptr;
   std::uint32_t group_size_;
   std::uint32_t line_bytes_;
-  std::vector<LineTable> windows_;  ///< per group: line -> the forwarded read's entry
+  int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
+  std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
 

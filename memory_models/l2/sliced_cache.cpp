@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "simfa/error.h"
+
 namespace simfa::memory_models {
 
 namespace {
@@ -121,21 +123,25 @@ SlicedCache::SlicedCache(const BuildContext& context)
   const std::uint32_t sectors = line_bytes_ / sector_bytes_;
   full_mask_ = sectors == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << sectors) - 1;
   if (interval_ == 0) interval_ = 1;
+  if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
+  slice_divisor_ = Divisor(slice_count_);
+  set_divisor_ = Divisor(sets_);
 
-  const std::size_t ways = std::size_t{slice_count_} * sets_ * assoc_;
-  tags_.assign(ways, kInvalid);
-  state_.assign(ways, WayState{});
-  mshr_entries_.resize(std::size_t{slice_count_} * mshrs_);
+  const std::size_t sets = std::size_t{slice_count_} * sets_;
+  meta_words_ = (assoc_ + 7) / 8;
+  tag_word_ = (2 * meta_words_ + 4 + 7) / 8 * 8;         // whole 64-byte lines
+  block_words_ = (tag_word_ + assoc_ + 7) / 8 * 8;
+  blocks_.assign(sets * block_words_ + 7, 0);
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(blocks_.data()) % 64 / 8;
+  block_base_ = blocks_.data() + (8 - misalignment) % 8;
+  dirty_.assign(sets * assoc_, 0);
 
   const std::uint32_t buckets = std::min<std::uint32_t>(mshrs_, 16);
   const std::uint32_t width = (mshrs_ + buckets - 1) / buckets;
   slice_state_.resize(slice_count_);
   for (std::uint32_t i = 0; i < slice_count_; ++i) {
     Slice& s = slice_state_[i];
-    s.free_mshrs.resize(mshrs_);
-    // Popped from the back: MSHR 0 is used first.
-    for (std::uint32_t m = 0; m < mshrs_; ++m) s.free_mshrs[m] = mshrs_ - 1 - m;
-    s.mshr_lines = LineTable(mshrs_);
+    s.mshr_lines = LineChains(std::size_t{mshrs_} * 2);
     const StatsScope scope = context.stats.child("slice[" + std::to_string(i) + "]");
     s.stats = {&scope.counter("hits", "requests", kSliceHitsDoc),
                &scope.counter("misses", "requests", kSliceMissesDoc),
@@ -155,11 +161,18 @@ void SlicedCache::finish(Cycle end) {
   for (Slice& s : slice_state_) occupancy_changed(s, end);
 }
 
+SlicedCache::Divisor::Divisor(std::uint64_t d) {
+  __extension__ using Uint128 = unsigned __int128;
+  // l = ceil(log2 d); m = floor(2^64 (2^l - d) / d) + 1 fits in 64 bits.
+  const int l = d <= 1 ? 0 : 64 - std::countl_zero(d - 1);
+  multiplier_ = static_cast<std::uint64_t>((((Uint128{1} << l) - d) << 64) / d + 1);
+  shift1_ = std::min(l, 1);
+  shift2_ = std::max(l - 1, 0);
+}
+
 std::uint32_t SlicedCache::shadow_ways(std::uint32_t slice, std::uint64_t line) const {
-  const std::size_t base = set_base(slice, line);
-  std::uint32_t n = 0;
-  for (std::size_t w = base; w < base + assoc_; ++w) n += tags_[w] != kInvalid && state_[w].shadow;
-  return n;
+  // Shadow bits are kept for valid ways only.
+  return static_cast<std::uint32_t>(std::popcount(shadow_mask(block(block_of(slice, line)))));
 }
 
 void SlicedCache::count_arrival(const MemRequest& request) {
@@ -180,18 +193,22 @@ void SlicedCache::insert_shadow(Cycle now, std::uint32_t slice, std::uint64_t li
 }
 
 void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
-  const std::size_t way = find(slice, line);
-  if (way != kNoWay && state_[way].shadow) {
-    tags_[way] = kInvalid;
-    state_[way] = WayState{};
-  }
+  std::uint64_t* set = block(block_of(slice, line));
+  const std::uint32_t w = find_in(set, line);
+  if (w == kNone) return;
+  const std::uint64_t bit = std::uint64_t{1} << w;
+  if ((shadow_mask(set) & bit) == 0) return;
+  // Masks alone: a way that is not valid holds nothing, whatever its tag.
+  valid_mask(set) &= ~bit;
+  shadow_mask(set) &= ~bit;
+  dirty_mask(set) &= ~bit;  // shadow copies are never written; kept for the invariant
 }
 
 void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
   if (payload & kRespond) {
     const auto p = static_cast<std::uint32_t>(payload & ~kRespond);
     // Copy out and free first: the client may send again from inside on_response.
-    const MemRequest request = pending_[p].request;
+    const MemRequest request = pending_[p].request();
     free_pending(p);
     request.client->on_response(now, request);
     return;
@@ -201,23 +218,26 @@ void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
   drain(slice, now);
 }
 
-// A DRAM response: a fill (token = the MSHR's global index) or a write-back's acknowledgement.
+// A DRAM response: a fill (token = slice << 32 | the pending request owning the MSHR) or a
+// write-back's acknowledgement.
 void SlicedCache::on_response(Cycle now, const MemRequest& response) {
   if (response.token == kWritebackToken) return;
-  const auto global = static_cast<std::uint32_t>(response.token);
-  const std::uint32_t slice = global / mshrs_;
+  const auto slice = static_cast<std::uint32_t>(response.token >> 32);
+  const auto owner = static_cast<std::uint32_t>(response.token);
   Slice& s = slice_state_[slice];
-  const Mshr entry = mshr_entries_[global];
-  const std::size_t way = install(now, slice, entry.line, false);
+  const std::uint64_t line = line_of(pending_[owner].addr);
+  const std::size_t way = install(now, slice, line, false);
   occupancy_changed(s, now);
-  s.mshr_lines.erase(entry.line);
-  s.free_mshrs.push_back(global - slice * mshrs_);
-  // Waiters in arrival order; on_served touches other slices only, so `way` stays this line's.
-  for (std::uint32_t p = entry.head; p != kNone;) {
+  s.mshr_lines.erase(line, owner, mshr_link());
+  --s.mshrs_busy;
+  // Waiters in arrival order, the owner first; on_served touches other slices only, so `way`
+  // stays this line's.
+  for (std::uint32_t p = owner; p != kNone;) {
     const Pending waiter = pending_[p];
-    if (waiter.request.write) state_[way].dirty |= sector_mask(waiter.request);
-    on_served(now, slice, entry.line, waiter.request, waiter.route);
-    respond(p, now + hit_latency_ + waiter.route.extra_latency);
+    const MemRequest request = waiter.request();
+    if (request.write) mark_dirty(way, sector_mask(request));
+    on_served(now, slice, line, request, waiter.route());
+    respond(p, now + hit_latency_ + waiter.extra_latency);
     p = waiter.next;
   }
   if (s.blocked) {
@@ -237,7 +257,7 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
       break;
     }
     const std::uint32_t p = s.queue.front();
-    const Cycle arrival = pending_[p].arrival;
+    const Cycle arrival = pending_[p].arrival();
     if (!access(slice, p, now)) {  // no MSHR: wait for a fill to free one
       s.blocked = true;
       break;
@@ -252,8 +272,8 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
 bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
   Slice& s = slice_state_[slice];
   // Copies: the hooks may add pending requests, which can move the pool.
-  const MemRequest request = pending_[p].request;
-  const Route route = pending_[p].route;
+  const MemRequest request = pending_[p].request();
+  const Route route = pending_[p].route();
   const std::uint64_t line = line_of(request.addr);
   const std::size_t way = find(slice, line);
 
@@ -264,7 +284,7 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
   }
   if (way != kNoWay) {
     touch(way);
-    if (request.write) state_[way].dirty |= sector_mask(request);
+    if (request.write) mark_dirty(way, sector_mask(request));
     hits_.add();
     s.stats.hits->add();
     on_served(now, slice, line, request, route);
@@ -272,12 +292,11 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
     return true;
   }
 
-  const std::uint32_t base = slice * mshrs_;
-  if (const std::uint32_t m = s.mshr_lines.find(line); m != LineTable::kNone) {
-    Mshr& e = mshr_entries_[base + m];
+  if (const std::uint32_t owner = s.mshr_lines.find(line, mshr_line(), mshr_link());
+      owner != LineChains::kNone) {
     pending_[p].next = kNone;
-    pending_[e.tail].next = p;
-    e.tail = p;
+    pending_[pending_[owner].last_waiter()].next = p;
+    pending_[owner].last_waiter() = p;
     misses_.add();
     s.stats.misses->add();
     s.stats.mshr_merges->add();
@@ -285,23 +304,24 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
   }
   if (request.write && sector_mask(request) == full_mask_) {  // nothing to fetch
     const std::size_t w = install(now, slice, line, false);
-    state_[w].dirty = full_mask_;
+    mark_dirty(w, full_mask_);
     misses_.add();
     s.stats.misses->add();
     on_served(now, slice, line, request, route);
     respond(p, now + hit_latency_ + route.extra_latency);
     return true;
   }
-  if (s.free_mshrs.empty()) return false;
+  if (s.mshrs_busy == mshrs_) return false;
   occupancy_changed(s, now);
-  const std::uint32_t m = s.free_mshrs.back();
-  s.free_mshrs.pop_back();
-  s.mshr_lines.insert(line, m);
-  mshr_entries_[base + m] = Mshr{line, p, p};
-  pending_[p].next = kNone;
+  ++s.mshrs_busy;
+  Pending& entry = pending_[p];
+  entry.next = kNone;
+  entry.last_waiter() = p;
+  s.mshr_lines.insert(line, p, mshr_line(), mshr_link());
   misses_.add();
   s.stats.misses->add();
-  dram_->send(now, MemRequest{line * line_bytes_, line_bytes_, request.sm, false, base + m, this});
+  dram_->send(now, MemRequest{line * line_bytes_, line_bytes_, request.sm, false,
+                              std::uint64_t{slice} << 32 | p, this});
   return true;
 }
 
@@ -310,7 +330,21 @@ void SlicedCache::respond(std::uint32_t p, Cycle when) {
 }
 
 std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now, Route route) {
-  const Pending entry{request, now, route, kNone};
+  if (route.extra_latency > ~std::uint32_t{0})
+    throw Error("l2: a route's extra latency of " + std::to_string(route.extra_latency) +
+                " cycles is beyond the 2^32 - 1 the L2 keeps");
+  const Pending entry{request.addr,
+                      request.token,
+                      request.client,
+                      static_cast<std::uint32_t>(now),
+                      static_cast<std::uint32_t>(now >> 32),
+                      request.bytes,
+                      kNone,
+                      static_cast<std::uint32_t>(route.extra_latency),
+                      request.sm,
+                      request.write,
+                      static_cast<std::uint8_t>((route.far ? Pending::kFar : 0) |
+                                                (route.shadow ? Pending::kShadow : 0))};
   if (free_pending_.empty()) {
     pending_.push_back(entry);
     return static_cast<std::uint32_t>(pending_.size() - 1);
@@ -321,32 +355,87 @@ std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now
   return p;
 }
 
+std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line) const {
+  // The ways whose fingerprint matches, eight bytes at a time (a zero byte of x ^ broadcast;
+  // the test may also flag the byte after a match, which the tag check then rejects).
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  const std::uint64_t broadcast = kOnes * fingerprint(line);
+  const std::uint64_t valid = valid_mask(set);
+  const std::uint64_t* tag = tags(set);
+  for (std::size_t word = 0; word < meta_words_; ++word) {
+    const std::uint64_t x = set[word] ^ broadcast;
+    for (std::uint64_t hits = (x - kOnes) & ~x & kHighs; hits != 0; hits &= hits - 1) {
+      const auto w = static_cast<std::uint32_t>(word * 8 + std::countr_zero(hits) / 8);
+      if (w < assoc_ && ((valid >> w) & 1) != 0 && tag[w] == line) return w;
+    }
+  }
+  return kNone;
+}
+
 std::size_t SlicedCache::find(std::uint32_t slice, std::uint64_t line) const {
-  const std::size_t base = set_base(slice, line);
-  for (std::size_t w = base; w < base + assoc_; ++w)
-    if (tags_[w] == line) return w;
-  return kNoWay;
+  const std::size_t b = block_of(slice, line);
+  const std::uint32_t w = find_in(block(b), line);
+  return w == kNone ? kNoWay : b * assoc_ + w;
 }
 
 std::size_t SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow) {
-  const std::size_t base = set_base(slice, line);
-  std::size_t victim = base;
-  for (std::size_t w = base; w < base + assoc_; ++w) {
-    if (tags_[w] == kInvalid) {
-      victim = w;
-      break;
+  const std::size_t b = block_of(slice, line);
+  std::uint64_t* set = block(b);
+  // The first empty way, else the least recently used.
+  const std::uint64_t all = assoc_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << assoc_) - 1;
+  const std::uint64_t empty = ~valid_mask(set) & all;
+  std::uint32_t victim = 0;
+  if (empty != 0) {
+    victim = static_cast<std::uint32_t>(std::countr_zero(empty));
+  } else {
+    std::uint32_t oldest = ~std::uint32_t{0};
+    for (std::uint32_t w = 0; w < assoc_; ++w) {
+      if (stamp_of(set, w) < oldest) {
+        oldest = stamp_of(set, w);
+        victim = w;
+      }
     }
-    if (state_[w].stamp < state_[victim].stamp) victim = w;
   }
-  if (tags_[victim] != kInvalid && state_[victim].dirty != 0) {
+  const std::size_t way = b * assoc_ + victim;
+  const std::uint64_t bit = std::uint64_t{1} << victim;
+  std::uint64_t& tag = tags(set)[victim];
+  if (empty == 0 && (dirty_mask(set) & bit) != 0) {
     writebacks_.add();
-    const auto bytes =
-        static_cast<std::uint32_t>(std::popcount(state_[victim].dirty)) * sector_bytes_;
-    dram_->send(now, MemRequest{tags_[victim] * line_bytes_, bytes, 0, true, kWritebackToken, this});
+    const auto bytes = static_cast<std::uint32_t>(std::popcount(dirty_[way])) * sector_bytes_;
+    dram_->send(now, MemRequest{tag * line_bytes_, bytes, 0, true, kWritebackToken, this});
   }
-  tags_[victim] = line;
-  state_[victim] = WayState{++tick_, 0, shadow ? 1u : 0u};
-  return victim;
+  tag = line;
+  fingerprint_of(set, victim) = fingerprint(line);
+  stamp_of(set, victim) = next_stamp(set);
+  valid_mask(set) |= bit;
+  dirty_mask(set) &= ~bit;
+  shadow_mask(set) = shadow ? shadow_mask(set) | bit : shadow_mask(set) & ~bit;
+  return way;
+}
+
+std::uint8_t SlicedCache::next_stamp(std::uint64_t* set) {
+  std::uint64_t& c = clock(set);
+  if (c == 0xff) {
+    // Renumber: the ways in stamp order (then way order) get 1..assoc.
+    std::uint8_t rank[64];
+    for (std::uint32_t w = 0; w < assoc_; ++w) {
+      std::uint32_t r = 1;
+      for (std::uint32_t v = 0; v < assoc_; ++v)
+        r += stamp_of(set, v) < stamp_of(set, w) || (stamp_of(set, v) == stamp_of(set, w) && v < w);
+      rank[w] = static_cast<std::uint8_t>(r);
+    }
+    for (std::uint32_t w = 0; w < assoc_; ++w) stamp_of(set, w) = rank[w];
+    c = assoc_;
+  }
+  return static_cast<std::uint8_t>(++c);
+}
+
+void SlicedCache::mark_dirty(std::size_t way, std::uint32_t sectors) {
+  std::uint64_t& mask = dirty_mask(block(way / assoc_));
+  const std::uint64_t bit = std::uint64_t{1} << (way % assoc_);
+  // A way that is not dirty has no sectors to keep (they are not cleared on eviction).
+  dirty_[way] = ((mask & bit) != 0 ? dirty_[way] : 0) | sectors;
+  mask |= bit;
 }
 
 std::uint32_t SlicedCache::sector_mask(const MemRequest& request) const {
@@ -361,7 +450,7 @@ std::uint32_t SlicedCache::sector_mask(const MemRequest& request) const {
 
 void SlicedCache::occupancy_changed(Slice& s, Cycle now) {
   if (now > s.occupancy_since)
-    s.stats.mshr_occupancy->sample(mshrs_ - s.free_mshrs.size(), now - s.occupancy_since);
+    s.stats.mshr_occupancy->sample(s.mshrs_busy, now - s.occupancy_since);
   s.occupancy_since = now;
 }
 

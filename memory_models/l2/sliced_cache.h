@@ -15,6 +15,7 @@
 // so an eviction writes back only the dirty sectors (sector_bytes each).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -73,21 +74,60 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const {
     return slice_map_->slice_of(line, slices);
   }
-  std::uint64_t line_of(Addr addr) const { return addr / line_bytes_; }
+  std::uint64_t line_of(Addr addr) const {
+    return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
+  }
 
  private:
+  /// Exact division of 64-bit values by a divisor fixed at construction, with a multiply and
+  /// shifts instead of a divide instruction (Granlund and Montgomery, "Division by Invariant
+  /// Integers using Multiplication", PLDI 1994, figure 4.1): the set of every request divides
+  /// its line by the slice and set counts, which are rarely powers of two (160 slices).
+  class Divisor {
+   public:
+    explicit Divisor(std::uint64_t d = 1);
+    std::uint64_t divide(std::uint64_t n) const {
+      __extension__ using Uint128 = unsigned __int128;
+      const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * n) >> 64);
+      return (t + ((n - t) >> shift1_)) >> shift2_;
+    }
+
+   private:
+    std::uint64_t multiplier_;
+    int shift1_, shift2_;
+  };
+
   static constexpr std::size_t kNoWay = ~std::size_t{0};
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  static constexpr std::uint64_t kInvalid = ~std::uint64_t{0};  ///< the tag of an empty way
   static constexpr int kRateShift = 16;  ///< slice bandwidth bookkeeping in 1/2^16 cycles
 
   // A request inside the cache: queued at a slice, waiting on an MSHR, or awaiting its response
-  // event. Pooled; `next` links the waiters of one MSHR.
+  // event. Pooled; `next` links the waiters of one MSHR. The first waiter of an MSHR stands for
+  // it: the MSHR is its `shared` word (see below) and the fill's token names it, so a fill reads
+  // the entry it answers and nothing else. Packed (48 bytes): thousands are in flight and each
+  // response reads its entry long after it was written.
   struct Pending {
-    MemRequest request;
-    Cycle arrival = 0;
-    Route route;
+    Addr addr = 0;
+    std::uint64_t token = 0;
+    MemClient* client = nullptr;
+    // Queued: its arrival cycle (high and low halves). Once it owns an MSHR: the MSHR's last
+    // waiter and its link in the slice's mshr_lines.
+    std::uint32_t shared_low = 0, shared_high = 0;
+    std::uint32_t bytes = 0;
     std::uint32_t next = kNone;
+    std::uint32_t extra_latency = 0;  ///< Route::extra_latency
+    std::uint16_t sm = 0;
+    bool write = false;
+    std::uint8_t route_flags = 0;  ///< kFar | kShadow
+
+    static constexpr std::uint8_t kFar = 1, kShadow = 2;
+    MemRequest request() const { return MemRequest{addr, bytes, sm, write, token, client}; }
+    Route route() const {
+      return Route{extra_latency, (route_flags & kFar) != 0, (route_flags & kShadow) != 0};
+    }
+    Cycle arrival() const { return Cycle{shared_high} << 32 | shared_low; }
+    std::uint32_t& last_waiter() { return shared_low; }
+    std::uint32_t& mshr_link() { return shared_high; }
   };
 
   // A FIFO of pending-request indices that doubles when full (never shrinks).
@@ -106,11 +146,6 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     std::uint32_t head_ = 0, count_ = 0;
   };
 
-  struct Mshr {
-    std::uint64_t line = 0;
-    std::uint32_t head = kNone, tail = kNone;  ///< waiters, in arrival order
-  };
-
   struct SliceStats {
     Counter* hits;
     Counter* misses;
@@ -125,15 +160,16 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     bool wake_pending = false;    ///< a drain event is scheduled
     bool blocked = false;         ///< the queue's head waits for an MSHR
     bool draining = false;        ///< drain() of this slice is on the stack
-    std::vector<std::uint32_t> free_mshrs;  ///< a stack of free MSHR indices (slice-local)
-    LineTable mshr_lines;                   ///< line -> MSHR index, for merging
-    Cycle occupancy_since = 0;              ///< last change of the MSHR occupancy
+    std::uint32_t mshrs_busy = 0;
+    LineChains mshr_lines;        ///< line -> the pending request owning its MSHR, for merging
+    Cycle occupancy_since = 0;    ///< last change of the MSHR occupancy
     SliceStats stats;
   };
 
   // Event payloads: the kind in the top bit, an index below it.
   static constexpr std::uint64_t kRespond = std::uint64_t{1} << 63;
-  // DRAM tokens: an MSHR's global index, or this for write-backs (nothing waits on them).
+  // DRAM tokens: slice << 32 | the pending request owning the MSHR, or this for write-backs
+  // (nothing waits on them).
   static constexpr std::uint64_t kWritebackToken = ~std::uint64_t{0};
 
   void on_event(Cycle now, std::uint64_t payload) override;
@@ -146,46 +182,92 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route);
 
   std::uint32_t set_of(std::uint64_t line) const {
-    return static_cast<std::uint32_t>((line / slice_count_) % sets_);
+    const std::uint64_t q = slice_divisor_.divide(line);
+    return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
   }
-  // Set-major: a stream of consecutive lines (one set index, every slice) reads one
-  // contiguous stretch of the tag array.
-  std::size_t set_base(std::uint32_t slice, std::uint64_t line) const {
-    return (static_cast<std::size_t>(set_of(line)) * slice_count_ + slice) * assoc_;
+  // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines
+  // (one set index, every slice) reads one contiguous stretch of the tag array.
+  std::size_t block_of(std::uint32_t slice, std::uint64_t line) const {
+    return static_cast<std::size_t>(set_of(line)) * slice_count_ + slice;
   }
-  /// The way of `slice` holding `line` (a global tag-array index), or kNoWay.
+
+  // One set of one slice is a block of block_words_ 64-bit words on the host's 64-byte cache
+  // lines: first what a lookup reads (with 16 ways, one line), then the ways' tags (line
+  // indices), of which a lookup reads the one its fingerprint points at:
+  //   per way, an 8-bit fingerprint of its line and an 8-bit LRU stamp (the set's own clock at
+  //   its last touch: larger is more recent), then the clock, and masks of the valid ways, of
+  //   the ways holding shadow copies and of the dirty ways (whose dirty sectors, bit i = sector
+  //   i, live apart in dirty_).
+  // A lookup that fails (a miss, a far request finding no shadow copy) reads one line; a hit two.
+  // A way is a global index block * assoc + way-in-set.
+  std::uint64_t* block(std::size_t b) { return block_base_ + b * block_words_; }
+  const std::uint64_t* block(std::size_t b) const { return block_base_ + b * block_words_; }
+  static std::uint8_t fingerprint(std::uint64_t line) {
+    return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56);
+  }
+  // Byte `i` of the fingerprints or the stamps (through unsigned char, which may alias).
+  std::uint8_t& fingerprint_of(std::uint64_t* set, std::uint32_t way) {
+    return reinterpret_cast<unsigned char*>(set)[way];
+  }
+  std::uint8_t& stamp_of(std::uint64_t* set, std::uint32_t way) {
+    return reinterpret_cast<unsigned char*>(set + meta_words_)[way];
+  }
+  std::uint8_t stamp_of(const std::uint64_t* set, std::uint32_t way) const {
+    return reinterpret_cast<const unsigned char*>(set + meta_words_)[way];
+  }
+  std::uint64_t& clock(std::uint64_t* set) { return set[2 * meta_words_]; }
+  std::uint64_t valid_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 1]; }
+  std::uint64_t& valid_mask(std::uint64_t* set) { return set[2 * meta_words_ + 1]; }
+  std::uint64_t shadow_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 2]; }
+  std::uint64_t& shadow_mask(std::uint64_t* set) { return set[2 * meta_words_ + 2]; }
+  std::uint64_t& dirty_mask(std::uint64_t* set) { return set[2 * meta_words_ + 3]; }
+  std::uint64_t* tags(std::uint64_t* set) { return set + tag_word_; }
+  const std::uint64_t* tags(const std::uint64_t* set) const { return set + tag_word_; }
+  /// The next stamp of `set`. When its clock runs out, its stamps are renumbered to their ranks
+  /// (1..assoc), which keeps their order.
+  std::uint8_t next_stamp(std::uint64_t* set);
+  /// The way-in-set of `set` holding `line`, or kNone.
+  std::uint32_t find_in(const std::uint64_t* set, std::uint64_t line) const;
+  /// The way of `slice` holding `line` (a global way index), or kNoWay.
   std::size_t find(std::uint32_t slice, std::uint64_t line) const;
   /// Installs `line` in `slice` over its set's LRU way (writing that way back when dirty).
   std::size_t install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow);
-  void touch(std::size_t way) { state_[way].stamp = ++tick_; }
+  void touch(std::size_t way) {
+    std::uint64_t* set = block(way / assoc_);
+    stamp_of(set, static_cast<std::uint32_t>(way % assoc_)) = next_stamp(set);
+  }
+  /// Adds `sectors` to the dirty sectors of `way`.
+  void mark_dirty(std::size_t way, std::uint32_t sectors);
   void free_pending(std::uint32_t p) { free_pending_.push_back(p); }
   std::uint32_t sector_mask(const MemRequest& request) const;
   void occupancy_changed(Slice& s, Cycle now);
+  // mshr_lines' view of the pending requests owning MSHRs.
+  auto mshr_line() const {
+    return [this](std::uint32_t p) { return line_of(pending_[p].addr); };
+  }
+  auto mshr_link() {
+    return [this](std::uint32_t p) -> std::uint32_t& { return pending_[p].mshr_link(); };
+  }
 
   EventQueue& events_;
   const SliceMap* slice_map_ = nullptr;
   MemoryPort* dram_ = nullptr;
 
   std::uint32_t slice_count_, assoc_, sets_ = 0, line_bytes_, sector_bytes_, mshrs_;
+  int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
   std::uint32_t full_mask_ = 0;  ///< every sector of a line
   Cycle hit_latency_;
   std::uint64_t interval_;  ///< cycles per request at one slice, in 1/2^16 cycles
+  Divisor slice_divisor_, set_divisor_;
 
-  // What a way holds besides its tag.
-  struct WayState {
-    std::uint64_t stamp = 0;   ///< LRU: larger is more recent
-    std::uint32_t dirty = 0;   ///< dirty sectors, bit i = sector i
-    std::uint32_t shadow = 0;  ///< 1: a shadow copy (remote copy)
-  };
-
-  // The tag array, set-major then slice then way. Tags apart from the rest, so that the lookup
-  // loop reads only tags_.
-  std::vector<std::uint64_t> tags_;  ///< line index, or kInvalid
-  std::vector<WayState> state_;
-  std::uint64_t tick_ = 0;
+  std::size_t block_words_ = 0;
+  std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of stamps follow
+  std::size_t tag_word_ = 0;    ///< where a block's tags start
+  std::vector<std::uint64_t> blocks_;    ///< the storage, with room to align the first block
+  std::uint64_t* block_base_ = nullptr;  ///< the first block, on a 64-byte boundary
+  std::vector<std::uint32_t> dirty_;     ///< per way: dirty sectors, valid where dirty_mask says
 
   std::vector<Slice> slice_state_;
-  std::vector<Mshr> mshr_entries_;  ///< slice s owns [s * mshrs_, (s + 1) * mshrs_)
   std::vector<Pending> pending_;
   std::vector<std::uint32_t> free_pending_;
 
