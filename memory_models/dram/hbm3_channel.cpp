@@ -44,6 +44,7 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
   active_.assign((banks_.size() + 63) / 64, 0);
   offers_.resize(banks_.size());
   terms_.resize(bank_groups_.size() * 4);
+  for (std::uint32_t pc = 0; pc < pseudo_channels_.size(); ++pc) update_terms(pc);
 }
 
 void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t request,
@@ -141,22 +142,26 @@ const Hbm3Channel::Candidate& Hbm3Channel::next() {
   return next_;
 }
 
-Hbm3Channel::Candidate Hbm3Channel::pick() const {
-  // A bank's command issues at max(its offer, its terms): the bank group's and pseudo-channel's
-  // ready times for the command's kind, and the command bus and the last issue for all.
-  const MemCycle column_bus = std::max(col_bus_free_, last_issue_);
-  const MemCycle row_bus = std::max(row_bus_free_, last_issue_);
+void Hbm3Channel::update_terms(std::uint32_t p) {
   const std::uint32_t groups_per_pc = banks_per_pc_ / banks_per_group_;
-  for (std::size_t g = 0; g < bank_groups_.size(); ++g) {
+  const PseudoChannel& pc = pseudo_channels_[p];
+  for (std::uint32_t g = p * groups_per_pc; g < (p + 1) * groups_per_pc; ++g) {
     const BankGroup& bg = bank_groups_[g];
-    const PseudoChannel& pc = pseudo_channels_[g / groups_per_pc];
     MemCycle* t = &terms_[g * 4];
-    t[kOfferRead] = std::max({bg.rd_ready, pc.rd_ready, column_bus});
-    t[kOfferWrite] = std::max({bg.wr_ready, pc.wr_ready, column_bus});
-    t[kOfferActivate] = std::max({bg.act_ready, pc.act_ready, pc.last_acts[pc.faw_next] + t_.nFAW,
-                                  row_bus});
-    t[kOfferPrecharge] = row_bus;
+    t[kOfferRead] = std::max(bg.rd_ready, pc.rd_ready);
+    t[kOfferWrite] = std::max(bg.wr_ready, pc.wr_ready);
+    t[kOfferActivate] =
+        std::max({bg.act_ready, pc.act_ready, pc.last_acts[pc.faw_next] + t_.nFAW});
+    t[kOfferPrecharge] = kLongAgo;
   }
+}
+
+Hbm3Channel::Candidate Hbm3Channel::pick() const {
+  // A bank's command issues at max(its offer, its terms, its bus): the bank group's and
+  // pseudo-channel's ready times for the command's kind, and the command bus (column or row) and
+  // the last issue.
+  const MemCycle buses[2] = {std::max(col_bus_free_, last_issue_),
+                             std::max(row_bus_free_, last_issue_)};
   // The banks with queued bursts, earliest first, then row hits, then the oldest burst. The
   // order they are visited in does not matter: no two bursts share a seq.
   MemCycle best_at = kNoMemCycle;
@@ -166,7 +171,7 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
     for (std::uint64_t bits = active_[w]; bits != 0; bits &= bits - 1) {
       const auto b = static_cast<std::uint32_t>(w * 64 + static_cast<unsigned>(std::countr_zero(bits)));
       const Offer& o = offers_[b];
-      const MemCycle at = std::max(o.at, terms_[o.term]);
+      const MemCycle at = std::max({o.at, terms_[o.term], buses[(o.term >> 1) & 1]});
       // From the moment a refresh is due, nothing new starts until it is done.
       if (at < next_refresh_ && (at < best_at || (at == best_at && o.key < best_key))) {
         best_at = at;
@@ -258,6 +263,7 @@ void Hbm3Channel::activate(const Candidate& c) {
   pc.faw_next = (pc.faw_next + 1) % static_cast<std::uint32_t>(pc.last_acts.size());
   row_bus_free_ = c.at + kActivateCycles;
   update_offer(c.bank);
+  update_terms(bank.pc);
   totals_.activates.add();
   record(c.at, DramCommand::kActivate, c.bank, bank.row);
 }
@@ -327,6 +333,7 @@ void Hbm3Channel::column(const Candidate& c) {
   }
   col_bus_free_ = at + 1;
   if (bank.head != kNone) update_offer(c.bank);
+  update_terms(bank.pc);
   switch (burst.outcome) {
     case Outcome::kHit: own_.row_hits.add(); totals_.row_hits.add(); break;
     case Outcome::kMiss: own_.row_misses.add(); totals_.row_misses.add(); break;

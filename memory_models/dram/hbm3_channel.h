@@ -221,6 +221,8 @@ class Hbm3Channel {
   void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
   /// Recomputes bank `b`'s offer after its state changed.
   void update_offer(std::uint32_t b);
+  /// Recomputes terms_ of the bank groups of pseudo-channel `pc` after its state changed.
+  void update_terms(std::uint32_t pc);
   /// Points bank's hit at burst `i` (kNone: none) and copies what pick() reads from it.
   void set_hit(Bank& bank, std::uint32_t i);
   /// Copies what pick() reads from the bank's head.
@@ -268,7 +270,9 @@ class Hbm3Channel {
   LineChains rows_;         ///< row_key(bank, row) -> the newest queued run of that row
   std::vector<std::uint64_t> active_;  ///< bit b set iff bank b has queued bursts
   std::vector<Offer> offers_;          ///< per bank with queued bursts
-  mutable std::vector<MemCycle> terms_;  ///< pick()'s scratch: per bank group and OfferKind
+  // Per bank group and OfferKind: the bank group's and pseudo-channel's ready times (the command
+  // buses and the last issue, which every command changes, are added in pick()).
+  std::vector<MemCycle> terms_;
   std::uint32_t queued_ = 0;
   std::uint64_t next_seq_ = 0;
 };
