@@ -1,5 +1,7 @@
 #include "lrc_coalescer.h"
 
+#include <algorithm>
+
 namespace simfa::memory_models {
 
 namespace {
@@ -31,10 +33,12 @@ void LrcCoalescer::describe(Schema& schema) {
 LrcCoalescer::LrcCoalescer(const BuildContext& context)
     : group_size_(static_cast<std::uint32_t>(context.params.integer("group_size"))),
       line_bytes_(static_cast<std::uint32_t>(context.params.integer("line_bytes"))),
-      windows_((static_cast<std::uint32_t>(context.gpu.sm_count) + group_size_ - 1) / group_size_),
+      windows_((static_cast<std::uint32_t>(context.gpu.sm_count) + group_size_ - 1) / group_size_,
+               LineChains(8, kBucketsPerWindow)),
       requests_(context.stats.counter("requests", "requests", kRequestsDoc)),
       merged_(context.stats.counter("merged", "requests", kMergedDoc)),
-      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)) {
+      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)),
+      predictor_(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1))) {
   if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
 }
 
@@ -44,6 +48,8 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
   if (!request.write) {
     LineChains& windows = window_table(request.sm);
     const std::uint64_t line = line_of(request.addr);
+    // Start fetching the bucket the SM's next read will most likely look up.
+    windows.prefetch(predictor_.next(request.sm, line));
     const std::uint32_t open = windows.find(line, window_line(), window_link());
     if (open == LineChains::kNone) {
       windows.insert(line, e, window_line(), window_link());
@@ -73,18 +79,19 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
 
 void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   const auto e = static_cast<std::uint32_t>(response.token);
+  if (e + kPrefetchAhead < entries_.size()) __builtin_prefetch(&entries_[e + kPrefetchAhead]);
   const Entry done = entries_[e];
   // Close the window before anyone is answered: a requester may send again from inside its
   // on_response, and that request must not join a read that has already returned.
   if (done.window) window_table(done.sm).erase(line_of(done.addr), e, window_link());
-  free_entries_.push_back(e);
+  release(e);
   done.client->on_response(now, done.request());
   if (done.next == kNone) return;
   // The merged requests in arrival order: from the first (the last's next) to the last.
   const std::uint32_t last = done.next;
   for (std::uint32_t m = entries_[last].next;;) {
     const Entry waiter = entries_[m];  // copy, then free: a re-entrant send may reuse the slot
-    free_entries_.push_back(m);
+    release(m);
     waiter.client->on_response(now, waiter.request());
     if (m == last) break;
     m = waiter.next;
@@ -93,13 +100,28 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
 
 std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   std::uint32_t e;
-  if (free_entries_.empty()) {
+  if (in_use_ == entries_.size()) {
     e = static_cast<std::uint32_t>(entries_.size());
     entries_.emplace_back();
+    if (e % 64 == 0) used_.push_back(0);
   } else {
-    e = free_entries_.back();
-    free_entries_.pop_back();
+    // The first free entry from the cursor on, wrapping around: a free one exists.
+    std::size_t w = cursor_ / 64;
+    std::uint64_t free = ~used_[w] & (~std::uint64_t{0} << (cursor_ % 64));
+    while (free == 0) {
+      w = w + 1 == used_.size() ? 0 : w + 1;
+      free = ~used_[w];
+    }
+    e = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(free)));
+    if (e >= entries_.size()) {  // the last word's bits past the end: wrap to the start
+      w = 0;
+      while ((free = ~used_[w]) == 0) ++w;
+      e = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(free)));
+    }
   }
+  used_[e / 64] |= std::uint64_t{1} << (e % 64);
+  ++in_use_;
+  cursor_ = e + 1 == entries_.size() ? 0 : e + 1;
   entries_[e] = Entry{request.addr,  request.token, request.client, request.bytes, kNone,
                       kNone,         request.sm,    request.write,  false};
   return e;
@@ -107,7 +129,8 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
 
 LineChains& LrcCoalescer::window_table(std::uint32_t sm) {
   const std::uint32_t group = sm / group_size_;
-  if (group >= windows_.size()) windows_.resize(group + 1);  // an SM beyond gpu.sm_count
+  // An SM beyond gpu.sm_count adds its group.
+  if (group >= windows_.size()) windows_.resize(group + 1, LineChains(8, kBucketsPerWindow));
   return windows_[group];
 }
 

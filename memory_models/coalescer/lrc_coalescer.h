@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "line_table.h"
+#include "next_line.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
 
@@ -49,6 +50,10 @@ class LrcCoalescer final : public Coalescer, private MemClient {
 
   void on_response(Cycle now, const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
+  void release(std::uint32_t e) {
+    used_[e / 64] &= ~(std::uint64_t{1} << (e % 64));
+    --in_use_;
+  }
   LineChains& window_table(std::uint32_t sm);
   std::uint64_t line_of(Addr addr) const {
     return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
@@ -65,12 +70,21 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::uint32_t line_bytes_;
   int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
   std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry
+  // Entries are taken in a circle (the next free one after the last taken), so that requests
+  // sent together sit together, and responses, which mostly come back in the order their
+  // requests were sent, read the entries in order: each prefetches the one kPrefetchAhead on.
+  static constexpr std::uint32_t kPrefetchAhead = 4;
+  // Four buckets per open window: a read finding no window (nearly all) mostly reads no entry.
+  static constexpr std::size_t kBucketsPerWindow = 4;
   std::vector<Entry> entries_;
-  std::vector<std::uint32_t> free_entries_;
+  std::vector<std::uint64_t> used_;  ///< bit e: entry e is taken
+  std::uint32_t in_use_ = 0;
+  std::uint32_t cursor_ = 0;  ///< where the search for a free entry starts
 
   Counter& requests_;
   Counter& merged_;
   Counter& forwarded_;
+  NextLinePredictor predictor_;
 };
 
 }  // namespace simfa::memory_models

@@ -12,6 +12,7 @@
 // (line, value) slots costs a cache miss on nearly every lookup.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -96,14 +97,19 @@ class LineTable {
 
 /// Buckets of entry indices chained through the entries. The callers pass `line_of(i)`, the line
 /// entry i holds, and `link(i)`, a reference to its 32-bit link, which the chains own while it is
-/// indexed. A line is indexed at most once. The bucket count doubles when the entries outnumber
-/// it, so a run's peak occupancy sets the size and then nothing allocates.
+/// indexed. A line is indexed at most once. The bucket count doubles when the entries times
+/// `load` outnumber it, so a run's peak occupancy sets the size and then nothing allocates.
 class LineChains {
  public:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
-  /// Room for `expected` entries before the first growth.
-  explicit LineChains(std::size_t expected = 8) { reset(std::bit_ceil(expected < 8 ? std::size_t{8} : expected)); }
+  /// Room for `expected` entries before the first growth, with `buckets_per_entry` (a power of
+  /// two) buckets per entry at most: more make a lookup that finds nothing likelier to read no
+  /// entry at all.
+  explicit LineChains(std::size_t expected = 8, std::size_t buckets_per_entry = 1)
+      : load_shift_(std::countr_zero(buckets_per_entry)) {
+    reset(std::bit_ceil(std::max<std::size_t>(expected << load_shift_, 8)));
+  }
 
   /// The entry indexed under `line`, or kNone.
   template <typename LineOf, typename Link>
@@ -116,7 +122,7 @@ class LineChains {
   /// Indexes entry `i`, which holds `line`.
   template <typename LineOf, typename Link>
   void insert(std::uint64_t line, std::uint32_t i, LineOf line_of, Link link) {
-    if (size_ == buckets_.size()) grow(line_of, link);
+    if ((size_ + 1) << load_shift_ > buckets_.size()) grow(line_of, link);
     std::uint32_t& head = buckets_[home(line)];
     link(i) = head;
     head = i;
@@ -133,6 +139,9 @@ class LineChains {
   }
 
   std::size_t size() const { return size_; }
+
+  /// Starts fetching the bucket of `line` into the host's cache.
+  void prefetch(std::uint64_t line) const { __builtin_prefetch(&buckets_[home(line)]); }
 
  private:
   // Fibonacci hashing: the top bits of line * 2^64/phi, so consecutive and strided lines spread.
@@ -160,6 +169,7 @@ class LineChains {
 
   std::vector<std::uint32_t> buckets_;
   int shift_ = 64;
+  int load_shift_;
   std::size_t size_ = 0;
 };
 

@@ -104,7 +104,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
       misses_(context.stats.counter("misses", "requests", kMissesDoc)),
       writebacks_(context.stats.counter("writebacks", "lines", kWritebacksDoc)),
       llc_read_bytes_(context.stats.counter("llc_read_bytes", "bytes", kLlcReadDoc)),
-      llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)) {
+      llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)),
+      predictor_(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1))) {
   const Params& params = context.params;
   const std::int64_t size = params.size_bytes("size");
   const std::int64_t set_bytes = std::int64_t{slice_count_} * assoc_ * line_bytes_;
@@ -177,15 +178,42 @@ std::uint32_t SlicedCache::shadow_ways(std::uint32_t slice, std::uint64_t line) 
 
 void SlicedCache::count_arrival(const MemRequest& request) {
   (request.write ? llc_write_bytes_ : llc_read_bytes_).add(request.bytes);
+  // Start fetching the set the requester's next request will most likely look up first (its
+  // home slice's): the host memory of a set is rarely cached, and that request comes after many
+  // others.
+  const std::uint64_t next = predictor_.next(request.sm, line_of(request.addr));
+  __builtin_prefetch(block(block_of(slice_of(next, slice_count_), next)));
 }
 
 void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {
   Slice& s = slice_state_[slice];
-  s.queue.push_back(allocate_pending(request, now, route));
+  const std::uint32_t p = allocate_pending(request, now, route);
   // A scheduled drain, an MSHR release or the drain on the stack gets to it; otherwise the
   // slice is idle and takes it now.
-  if (s.wake_pending || s.blocked || s.draining) return;
-  drain(slice, now);
+  if (s.wake_pending || s.blocked || s.draining || !s.queue.empty()) {
+    s.queue.push_back(p);
+    if (!s.wake_pending && !s.blocked && !s.draining) drain(slice, now);
+    return;
+  }
+  // The usual case, an idle slice with an empty queue: drain() of a queue holding only this
+  // request, without queueing it.
+  if (s.next_free >= (now + 1) << kRateShift) {  // this cycle's bandwidth is spent
+    s.queue.push_back(p);
+    s.wake_pending = true;
+    events_.schedule(s.next_free >> kRateShift, *this, slice, Priority::kMemory);
+    return;
+  }
+  s.draining = true;
+  if (!access(slice, p, now)) {  // no MSHR: wait for a fill to free one
+    s.queue.push_back(p);
+    s.blocked = true;
+    s.draining = false;
+    return;
+  }
+  // It waited no cycle (queue_wait_cycles += 0).
+  s.next_free = std::max(s.next_free, now << kRateShift) + interval_;
+  s.draining = false;
+  if (!s.queue.empty()) drain(slice, now);  // requests the hooks queued here meanwhile
 }
 
 void SlicedCache::insert_shadow(Cycle now, std::uint32_t slice, std::uint64_t line) {
@@ -206,7 +234,10 @@ void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
 
 void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
   if (payload & kRespond) {
-    const auto p = static_cast<std::uint32_t>(payload & ~kRespond);
+    const auto p = static_cast<std::uint32_t>(payload);
+    RequestQueue& scheduled = response_classes_[(payload & ~kRespond) >> 32].scheduled;
+    scheduled.pop_front();  // p
+    if (scheduled.size() > kPrefetchAhead) __builtin_prefetch(&pending_[scheduled.at(kPrefetchAhead)]);
     // Copy out and free first: the client may send again from inside on_response.
     const MemRequest request = pending_[p].request();
     free_pending(p);
@@ -326,7 +357,12 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
 }
 
 void SlicedCache::respond(std::uint32_t p, Cycle when) {
-  events_.schedule(when, *this, kRespond | p, Priority::kMemory);
+  const std::uint32_t extra = pending_[p].extra_latency;
+  std::uint32_t c = 0;
+  while (c < response_classes_.size() && response_classes_[c].extra_latency != extra) ++c;
+  if (c == response_classes_.size()) response_classes_.push_back({extra, {}});
+  response_classes_[c].scheduled.push_back(p);
+  events_.schedule(when, *this, kRespond | std::uint64_t{c} << 32 | p, Priority::kMemory);
 }
 
 std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now, Route route) {
@@ -359,9 +395,13 @@ std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line)
   // The ways whose fingerprint matches, eight bytes at a time (a zero byte of x ^ broadcast;
   // the test may also flag the byte after a match, which the tag check then rejects).
   constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  const std::uint64_t* tag = tags(set);
+  // The tag a hit reads depends on the fingerprints: start fetching the first two lines of tags
+  // (16 ways) alongside them rather than after.
+  __builtin_prefetch(tag);
+  __builtin_prefetch(tag + 8);
   const std::uint64_t broadcast = kOnes * fingerprint(line);
   const std::uint64_t valid = valid_mask(set);
-  const std::uint64_t* tag = tags(set);
   for (std::size_t word = 0; word < meta_words_; ++word) {
     const std::uint64_t x = set[word] ^ broadcast;
     for (std::uint64_t hits = (x - kOnes) & ~x & kHighs; hits != 0; hits &= hits - 1) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "line_table.h"
+#include "next_line.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
 
@@ -52,7 +53,8 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     bool shadow = false;      ///< look for a shadow copy only; on_shadow_miss when there is none
   };
 
-  /// Counts the request's bytes into llc_read_bytes / llc_write_bytes: call once per request.
+  /// Counts the request's bytes into llc_read_bytes / llc_write_bytes: call once per request,
+  /// first.
   void count_arrival(const MemRequest& request);
   /// Queues `request` at `slice`; it is served once the slice gets to it.
   void enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route);
@@ -134,7 +136,12 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   class RequestQueue {
    public:
     bool empty() const { return count_ == 0; }
+    std::uint32_t size() const { return count_; }
     std::uint32_t front() const { return buffer_[head_]; }
+    /// The `i`th from the front (i < size()).
+    std::uint32_t at(std::uint32_t i) const {
+      return buffer_[(head_ + i) & (static_cast<std::uint32_t>(buffer_.size()) - 1)];
+    }
     void pop_front() {
       head_ = (head_ + 1) & (static_cast<std::uint32_t>(buffer_.size()) - 1);
       --count_;
@@ -166,8 +173,17 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     SliceStats stats;
   };
 
-  // Event payloads: the kind in the top bit, an index below it.
+  // Event payloads: the kind in the top bit, an index below it (a response: its latency class
+  // in bits 32..62, the pending request below).
   static constexpr std::uint64_t kRespond = std::uint64_t{1} << 63;
+  // The responses scheduled at one route latency fire in the order they were scheduled (now +
+  // hit_latency + extra, with now never decreasing), so the entries they will read are known
+  // ahead: each response prefetches the one this many places behind it.
+  static constexpr std::uint32_t kPrefetchAhead = 4;
+  struct ResponseClass {
+    std::uint32_t extra_latency;
+    RequestQueue scheduled;  ///< pending requests with a response event, in firing order
+  };
   // DRAM tokens: slice << 32 | the pending request owning the MSHR, or this for write-backs
   // (nothing waits on them).
   static constexpr std::uint64_t kWritebackToken = ~std::uint64_t{0};
@@ -268,6 +284,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::vector<std::uint32_t> dirty_;     ///< per way: dirty sectors, valid where dirty_mask says
 
   std::vector<Slice> slice_state_;
+  std::vector<ResponseClass> response_classes_;  ///< one per route latency seen (usually 2)
   std::vector<Pending> pending_;
   std::vector<std::uint32_t> free_pending_;
 
@@ -276,6 +293,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Counter& writebacks_;
   Counter& llc_read_bytes_;
   Counter& llc_write_bytes_;
+  NextLinePredictor predictor_;
 };
 
 }  // namespace simfa::memory_models
