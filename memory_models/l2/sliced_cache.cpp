@@ -163,10 +163,10 @@ void SlicedCache::finish(Cycle end) {
 }
 
 SlicedCache::Divisor::Divisor(std::uint64_t d) {
-  __extension__ using Uint128 = unsigned __int128;
+  __extension__ using WideProduct = unsigned __int128;
   // l = ceil(log2 d); m = floor(2^64 (2^l - d) / d) + 1 fits in 64 bits.
   const int l = d <= 1 ? 0 : 64 - std::countl_zero(d - 1);
-  multiplier_ = static_cast<std::uint64_t>((((Uint128{1} << l) - d) << 64) / d + 1);
+  multiplier_ = static_cast<std::uint64_t>((((WideProduct{1} << l) - d) << 64) / d + 1);
   shift1_ = std::min(l, 1);
   shift2_ = std::max(l - 1, 0);
 }

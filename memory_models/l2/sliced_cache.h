@@ -89,8 +89,8 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
    public:
     explicit Divisor(std::uint64_t d = 1);
     std::uint64_t divide(std::uint64_t n) const {
-      __extension__ using Uint128 = unsigned __int128;
-      const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * n) >> 64);
+      __extension__ using WideProduct = unsigned __int128;
+      const auto t = static_cast<std::uint64_t>((WideProduct{multiplier_} * n) >> 64);
       return (t + ((n - t) >> shift1_)) >> shift2_;
     }
 
