@@ -266,7 +266,12 @@ void Hbm3Dram::set_command_observer(DramCommandObserver* observer) {
 }
 
 MemCycle Hbm3Dram::horizon(Cycle c) const {
-  return static_cast<MemCycle>(clock_.start_of(c) / tck_);
+  // Asked for the same cycle by every send and wake within it: remembered (128-bit division).
+  if (c != horizon_cycle_) {
+    horizon_cycle_ = c;
+    horizon_ = static_cast<MemCycle>(clock_.start_of(c) / tck_);
+  }
+  return horizon_;
 }
 
 Cycle Hbm3Dram::sm_cycle_of(MemCycle m) const {
@@ -317,10 +322,12 @@ void Hbm3Dram::send(Cycle now, const MemRequest& request) {
 void Hbm3Dram::arm(std::uint32_t channel, Cycle now) {
   const MemCycle next = channels_[channel].advance(horizon(now));
   Wake& wake = wakes_[channel];
+  Cycle at = kNever;  // sm_cycle_of(next), once computed
   if (wake.at != kNever) {
     // A wake still pending is kept when it comes no later than needed and has not been
     // overtaken by this call (one at `now` would find its work done).
-    if (!channels_[channel].empty() && wake.at > now && wake.at <= sm_cycle_of(next)) return;
+    if (!channels_[channel].empty() && wake.at > now && wake.at <= (at = sm_cycle_of(next)))
+      return;
     // Instead of cancelled, the wake is left to fire as a no-op: a cancelled event that stays
     // stored puts the kernel's queue on its slow path until time reaches it. It changes no
     // result: it is at `now` (already an event's cycle) or before a command of the bursts queued
@@ -330,7 +337,7 @@ void Hbm3Dram::arm(std::uint32_t channel, Cycle now) {
   }
   if (channels_[channel].empty()) return;
   // `next` is past the horizon, so its SM cycle is after `now`.
-  wake.at = sm_cycle_of(next);
+  wake.at = at != kNever ? at : sm_cycle_of(next);
   events_.schedule(wake.at, *this,
                    kWakeTag | std::uint64_t{wake.generation & kGenerationMask} << 32 | channel,
                    Priority::kMemory);

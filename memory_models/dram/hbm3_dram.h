@@ -84,6 +84,8 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
   std::uint32_t burst_bytes_;
   Hbm3AddressMap map_;
   Cycle now_ = 0;  ///< the SM cycle being processed
+  mutable Cycle horizon_cycle_ = kNever;  ///< horizon() remembers its last answer
+  mutable MemCycle horizon_ = 0;
 
   DramTotals totals_;
   std::vector<Hbm3Channel> channels_;
