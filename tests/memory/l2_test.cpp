@@ -113,6 +113,26 @@ TEST(UnifiedL2, LruEvictsTheLeastRecentlyUsedWay) {
   EXPECT_EQ(rig.stat("misses"), 5u);
 }
 
+TEST(UnifiedL2, LruOrderSurvivesThousandsOfTouchesOfOneSet) {
+  // One slice, 4 ways, 1 set. A set keeps 8-bit LRU stamps from its own clock and renumbers
+  // them when the clock runs out (every ~250 touches); the order must come through unchanged.
+  Rig<UnifiedL2> rig(small(4, 1));
+  std::vector<std::uint64_t> lines = {0, 1, 2, 3};             // fill the set
+  for (std::uint64_t i = 0; i < 1000; ++i) lines.push_back(i % 3);  // 1000 hits on 0, 1, 2
+  for (std::uint64_t line : {1, 2, 0}) lines.push_back(line);   // recency: 3 < 1 < 2 < 0
+  for (std::uint64_t line : {4, 5, 6}) lines.push_back(line);   // evict 3, then 1, then 2
+  lines.push_back(0);                                            // still held
+  lines.push_back(1);                                            // evicted: fetched again
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    rig.send_at(1000 * i, read_request(lines[i] * kLine, i, rig.client));
+  rig.bench.events.run();
+  std::vector<Addr> fetched;
+  for (const auto& s : rig.dram.sent) fetched.push_back(s.request.addr / kLine);
+  EXPECT_EQ(fetched, (std::vector<Addr>{0, 1, 2, 3, 4, 5, 6, 1}));
+  EXPECT_EQ(rig.stat("hits"), 1004u);
+  EXPECT_EQ(rig.stat("misses"), 8u);
+}
+
 TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
   // One line of cache (1 way, 1 set), 32 B sectors, hit latency 10, DRAM latency 100.
   Rig<UnifiedL2> rig(small(1, 1));
