@@ -43,6 +43,7 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
   }
   active_.assign((banks_.size() + 63) / 64, 0);
   offers_.resize(banks_.size());
+  pc_best_.resize(pseudo_channels_.size());
   terms_.resize(bank_groups_.size() * 4);
   for (std::uint32_t pc = 0; pc < pseudo_channels_.size(); ++pc) update_terms(pc);
 }
@@ -94,6 +95,7 @@ void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t requ
 void Hbm3Channel::update_offer(std::uint32_t b) {
   const Bank& bank = banks_[b];
   Offer& o = offers_[b];
+  pc_best_[bank.pc].valid = false;
   if (bank.hit != kNone && (bank.served < max_row_hits_ || bank.head_row == bank.row)) {
     o.at = std::max(bank.hit_arrival, bank.col_ready);
     o.key = bank.hit_seq;
@@ -143,6 +145,7 @@ const Hbm3Channel::Candidate& Hbm3Channel::next() {
 }
 
 void Hbm3Channel::update_terms(std::uint32_t p) {
+  pc_best_[p].valid = false;
   const std::uint32_t groups_per_pc = banks_per_pc_ / banks_per_group_;
   const PseudoChannel& pc = pseudo_channels_[p];
   for (std::uint32_t g = p * groups_per_pc; g < (p + 1) * groups_per_pc; ++g) {
@@ -167,17 +170,34 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
   MemCycle best_at = kNoMemCycle;
   std::uint64_t best_key = 0;
   std::uint32_t best_bank = kNone;
-  for (std::size_t w = 0; w < active_.size(); ++w) {
-    for (std::uint64_t bits = active_[w]; bits != 0; bits &= bits - 1) {
-      const auto b = static_cast<std::uint32_t>(w * 64 + static_cast<unsigned>(std::countr_zero(bits)));
-      const Offer& o = offers_[b];
-      const MemCycle at = std::max({o.at, terms_[o.term], buses[(o.term >> 1) & 1]});
-      // From the moment a refresh is due, nothing new starts until it is done.
-      if (at < next_refresh_ && (at < best_at || (at == best_at && o.key < best_key))) {
-        best_at = at;
-        best_key = o.key;
-        best_bank = b;
+  for (std::uint32_t p = 0; p < pc_best_.size(); ++p) {
+    PcBest& pc = pc_best_[p];
+    if (!pc.valid || (pc.bank != kNone && buses[pc.bus] > pc.at)) {
+      pc = PcBest{.valid = true, .at = kNoMemCycle};
+      const std::uint32_t first = p * banks_per_pc_, end = first + banks_per_pc_;
+      for (std::uint32_t w = first / 64; w * 64 < end; ++w) {
+        std::uint64_t bits = active_[w];
+        if (w * 64 < first) bits &= ~std::uint64_t{0} << (first - w * 64);
+        if (end - w * 64 < 64) bits &= (std::uint64_t{1} << (end - w * 64)) - 1;
+        for (; bits != 0; bits &= bits - 1) {
+          const auto b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+          const Offer& o = offers_[b];
+          const std::uint32_t bus = (o.term >> 1) & 1;
+          const MemCycle at = std::max({o.at, terms_[o.term], buses[bus]});
+          // From the moment a refresh is due, nothing new starts until it is done.
+          if (at < next_refresh_ && (at < pc.at || (at == pc.at && o.key < pc.key))) {
+            pc.at = at;
+            pc.key = o.key;
+            pc.bank = b;
+            pc.bus = bus;
+          }
+        }
       }
+    }
+    if (pc.bank != kNone && (pc.at < best_at || (pc.at == best_at && pc.key < best_key))) {
+      best_at = pc.at;
+      best_key = pc.key;
+      best_bank = pc.bank;
     }
   }
   // A bank command found comes before the refresh, which cannot start before it is due.
@@ -304,7 +324,10 @@ void Hbm3Channel::column(const Candidate& c) {
     if (burst.next_row == kNone) rows_.erase(row_key(c.bank, burst.row), c.burst, run_link());
     set_hit(bank, burst.next_row);
     if (burst.prev == kNone) {
-      if (bank.head == kNone) active_[c.bank / 64] &= ~(std::uint64_t{1} << (c.bank % 64));
+      if (bank.head == kNone) {
+        active_[c.bank / 64] &= ~(std::uint64_t{1} << (c.bank % 64));
+        pc_best_[bank.pc].valid = false;
+      }
       else head_changed(bank);
     }
   }

@@ -270,6 +270,18 @@ class Hbm3Channel {
   LineChains rows_;         ///< row_key(bank, row) -> the newest queued run of that row
   std::vector<std::uint64_t> active_;  ///< bit b set iff bank b has queued bursts
   std::vector<Offer> offers_;          ///< per bank with queued bursts
+  // The best command of each pseudo-channel's banks, kept between picks: a command changes its
+  // own pseudo-channel's banks and terms, and the other's only through the buses, which its
+  // best survives as long as its own bus has not passed it (every other bank's time can only
+  // have grown).
+  struct PcBest {
+    bool valid = false;
+    std::uint32_t bank = kNone;  ///< kNone: none that can issue before the refresh
+    std::uint32_t bus = 0;       ///< which of pick()'s buses its time includes
+    MemCycle at = 0;
+    std::uint64_t key = 0;
+  };
+  mutable std::vector<PcBest> pc_best_;
   // Per bank group and OfferKind: the bank group's and pseudo-channel's ready times (the command
   // buses and the last issue, which every command changes, are added in pick()).
   std::vector<MemCycle> terms_;
