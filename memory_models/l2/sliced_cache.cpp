@@ -257,7 +257,7 @@ void SlicedCache::on_response(Cycle now, const MemRequest& response) {
   const auto owner = static_cast<std::uint32_t>(response.token);
   Slice& s = slice_state_[slice];
   const std::uint64_t line = line_of(pending_[owner].addr);
-  const std::size_t way = install(now, slice, line, false);
+  const Way way = install(now, slice, line, false);
   occupancy_changed(s, now);
   s.mshr_lines.erase(line, owner, mshr_link());
   --s.mshrs_busy;
@@ -306,14 +306,14 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
   const MemRequest request = pending_[p].request();
   const Route route = pending_[p].route();
   const std::uint64_t line = line_of(request.addr);
-  const std::size_t way = find(slice, line);
+  const Way way = find(slice, line);
 
-  if (way == kNoWay && route.shadow) {  // the shadow copy was evicted while the request waited
+  if (!way.found() && route.shadow) {  // the shadow copy was evicted while the request waited
     free_pending(p);
     on_shadow_miss(now, request);
     return true;
   }
-  if (way != kNoWay) {
+  if (way.found()) {
     touch(way);
     if (request.write) mark_dirty(way, sector_mask(request));
     hits_.add();
@@ -334,8 +334,7 @@ bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
     return true;
   }
   if (request.write && sector_mask(request) == full_mask_) {  // nothing to fetch
-    const std::size_t w = install(now, slice, line, false);
-    mark_dirty(w, full_mask_);
+    mark_dirty(install(now, slice, line, false), full_mask_);
     misses_.add();
     s.stats.misses->add();
     on_served(now, slice, line, request, route);
@@ -412,13 +411,13 @@ std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line)
   return kNone;
 }
 
-std::size_t SlicedCache::find(std::uint32_t slice, std::uint64_t line) const {
+SlicedCache::Way SlicedCache::find(std::uint32_t slice, std::uint64_t line) const {
   const std::size_t b = block_of(slice, line);
-  const std::uint32_t w = find_in(block(b), line);
-  return w == kNone ? kNoWay : b * assoc_ + w;
+  return Way{b, find_in(block(b), line)};
 }
 
-std::size_t SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow) {
+SlicedCache::Way SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t line,
+                                      bool shadow) {
   const std::size_t b = block_of(slice, line);
   std::uint64_t* set = block(b);
   // The first empty way, else the least recently used.
@@ -436,12 +435,12 @@ std::size_t SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t l
       }
     }
   }
-  const std::size_t way = b * assoc_ + victim;
   const std::uint64_t bit = std::uint64_t{1} << victim;
   std::uint64_t& tag = tags(set)[victim];
   if (empty == 0 && (dirty_mask(set) & bit) != 0) {
     writebacks_.add();
-    const auto bytes = static_cast<std::uint32_t>(std::popcount(dirty_[way])) * sector_bytes_;
+    const auto bytes =
+        static_cast<std::uint32_t>(std::popcount(dirty_[b * assoc_ + victim])) * sector_bytes_;
     dram_->send(now, MemRequest{tag * line_bytes_, bytes, 0, true, kWritebackToken, this});
   }
   tag = line;
@@ -450,7 +449,7 @@ std::size_t SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t l
   valid_mask(set) |= bit;
   dirty_mask(set) &= ~bit;
   shadow_mask(set) = shadow ? shadow_mask(set) | bit : shadow_mask(set) & ~bit;
-  return way;
+  return Way{b, victim};
 }
 
 std::uint8_t SlicedCache::next_stamp(std::uint64_t* set) {
@@ -470,11 +469,12 @@ std::uint8_t SlicedCache::next_stamp(std::uint64_t* set) {
   return static_cast<std::uint8_t>(++c);
 }
 
-void SlicedCache::mark_dirty(std::size_t way, std::uint32_t sectors) {
-  std::uint64_t& mask = dirty_mask(block(way / assoc_));
-  const std::uint64_t bit = std::uint64_t{1} << (way % assoc_);
+void SlicedCache::mark_dirty(Way w, std::uint32_t sectors) {
+  std::uint64_t& mask = dirty_mask(block(w.block));
+  const std::uint64_t bit = std::uint64_t{1} << w.way;
+  std::uint32_t& dirty = dirty_[w.block * assoc_ + w.way];
   // A way that is not dirty has no sectors to keep (they are not cleared on eviction).
-  dirty_[way] = ((mask & bit) != 0 ? dirty_[way] : 0) | sectors;
+  dirty = ((mask & bit) != 0 ? dirty : 0) | sectors;
   mask |= bit;
 }
 
@@ -494,17 +494,12 @@ void SlicedCache::occupancy_changed(Slice& s, Cycle now) {
   s.occupancy_since = now;
 }
 
-void SlicedCache::RequestQueue::push_back(std::uint32_t value) {
-  auto mask = static_cast<std::uint32_t>(buffer_.size()) - 1;
-  if (count_ == buffer_.size()) {
-    std::vector<std::uint32_t> grown(buffer_.size() * 2);
-    for (std::uint32_t i = 0; i < count_; ++i) grown[i] = buffer_[(head_ + i) & mask];
-    buffer_ = std::move(grown);
-    head_ = 0;
-    mask = static_cast<std::uint32_t>(buffer_.size()) - 1;
-  }
-  buffer_[(head_ + count_) & mask] = value;
-  ++count_;
+void SlicedCache::RequestQueue::grow() {
+  const auto mask = static_cast<std::uint32_t>(buffer_.size()) - 1;
+  std::vector<std::uint32_t> grown(buffer_.size() * 2);
+  for (std::uint32_t i = 0; i < count_; ++i) grown[i] = buffer_[(head_ + i) & mask];
+  buffer_ = std::move(grown);
+  head_ = 0;
 }
 
 }  // namespace simfa::memory_models

@@ -38,7 +38,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint32_t sets() const { return sets_; }
   std::uint32_t assoc() const { return assoc_; }
   /// Whether `slice` holds `line`, as a regular or a shadow line.
-  bool holds(std::uint32_t slice, std::uint64_t line) const { return find(slice, line) != kNoWay; }
+  bool holds(std::uint32_t slice, std::uint64_t line) const { return find(slice, line).found(); }
   /// Shadow lines in the set of `slice` that `line` maps to.
   std::uint32_t shadow_ways(std::uint32_t slice, std::uint64_t line) const;
 
@@ -99,7 +99,6 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     int shift1_, shift2_;
   };
 
-  static constexpr std::size_t kNoWay = ~std::size_t{0};
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   static constexpr int kRateShift = 16;  ///< slice bandwidth bookkeeping in 1/2^16 cycles
 
@@ -146,9 +145,15 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
       head_ = (head_ + 1) & (static_cast<std::uint32_t>(buffer_.size()) - 1);
       --count_;
     }
-    void push_back(std::uint32_t value);
+    void push_back(std::uint32_t value) {
+      if (count_ == buffer_.size()) grow();
+      buffer_[(head_ + count_) & (static_cast<std::uint32_t>(buffer_.size()) - 1)] = value;
+      ++count_;
+    }
 
    private:
+    void grow();
+
     std::vector<std::uint32_t> buffer_ = std::vector<std::uint32_t>(16);
     std::uint32_t head_ = 0, count_ = 0;
   };
@@ -244,16 +249,22 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint8_t next_stamp(std::uint64_t* set);
   /// The way-in-set of `set` holding `line`, or kNone.
   std::uint32_t find_in(const std::uint64_t* set, std::uint64_t line) const;
-  /// The way of `slice` holding `line` (a global way index), or kNoWay.
-  std::size_t find(std::uint32_t slice, std::uint64_t line) const;
+  /// A way: its set (block) and its index in the set.
+  struct Way {
+    std::size_t block;
+    std::uint32_t way;  ///< kNone: not found
+    bool found() const { return way != kNone; }
+  };
+  /// The way of `slice` holding `line` (way kNone: none).
+  Way find(std::uint32_t slice, std::uint64_t line) const;
   /// Installs `line` in `slice` over its set's LRU way (writing that way back when dirty).
-  std::size_t install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow);
-  void touch(std::size_t way) {
-    std::uint64_t* set = block(way / assoc_);
-    stamp_of(set, static_cast<std::uint32_t>(way % assoc_)) = next_stamp(set);
+  Way install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow);
+  void touch(Way w) {
+    std::uint64_t* set = block(w.block);
+    stamp_of(set, w.way) = next_stamp(set);
   }
-  /// Adds `sectors` to the dirty sectors of `way`.
-  void mark_dirty(std::size_t way, std::uint32_t sectors);
+  /// Adds `sectors` to the dirty sectors of `w`.
+  void mark_dirty(Way w, std::uint32_t sectors);
   void free_pending(std::uint32_t p) { free_pending_.push_back(p); }
   std::uint32_t sector_mask(const MemRequest& request) const;
   void occupancy_changed(Slice& s, Cycle now);
