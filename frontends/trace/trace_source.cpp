@@ -107,17 +107,7 @@ TraceSource::TraceSource(const BuildContext& context)
   parameters_.emplace_back("tensor_maps", maps);
   for (const auto& [name, value] : program_.lets)
     parameters_.emplace_back("let." + name, std::to_string(value));
-  std::size_t instructions = 0;
-  std::uint64_t registers = 0;
-  for (const auto& wg : first.warpgroups) {
-    instructions += wg.code.size();
-    registers += wg.registers;
-  }
-  parameters_.emplace_back("cta0.warpgroups", std::to_string(first.warpgroups.size()));
-  parameters_.emplace_back("cta0.instructions", std::to_string(instructions));
-  parameters_.emplace_back("cta0.registers", std::to_string(registers));
-  parameters_.emplace_back("cta0.smem_bytes", std::to_string(first.smem_bytes));
-  parameters_.emplace_back("cta0.stages", std::to_string(first.stage_count));
+  summarize_cta(first, "cta0", parameters_);
 }
 
 void TraceSource::build(std::uint64_t index, CtaProgram& out) {

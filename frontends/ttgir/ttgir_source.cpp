@@ -137,17 +137,7 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   if (!unknown.empty()) parameters_.emplace_back("unknown_ops_charged", unknown);
   parameters_.emplace_back("prologue_bubble", std::to_string(options.prologue_bubble));
   parameters_.emplace_back("per_iteration_bubble", std::to_string(options.per_iteration_bubble));
-  std::size_t instructions = 0;
-  std::uint64_t registers = 0;
-  for (const auto& wg : first.warpgroups) {
-    instructions += wg.code.size();
-    registers += wg.registers;
-  }
-  parameters_.emplace_back("cta0.warpgroups", std::to_string(first.warpgroups.size()));
-  parameters_.emplace_back("cta0.instructions", std::to_string(instructions));
-  parameters_.emplace_back("cta0.registers", std::to_string(registers));
-  parameters_.emplace_back("cta0.smem_bytes", std::to_string(first.smem_bytes));
-  parameters_.emplace_back("cta0.stages", std::to_string(first.stage_count));
+  summarize_cta(first, "cta0", parameters_);
 }
 
 void TtgirSource::build(std::uint64_t index, CtaProgram& out) {

@@ -40,6 +40,23 @@ struct CtaProgram {
   }
 };
 
+/// The summary of one CTA's program a frontend reports among its parameters():
+/// `<prefix>.warpgroups`, `.instructions`, `.registers`, `.smem_bytes`, `.stages`.
+inline void summarize_cta(const CtaProgram& cta, const std::string& prefix,
+                          std::vector<std::pair<std::string, std::string>>& out) {
+  std::size_t instructions = 0;
+  std::uint64_t registers = 0;
+  for (const auto& wg : cta.warpgroups) {
+    instructions += wg.code.size();
+    registers += wg.registers;
+  }
+  out.emplace_back(prefix + ".warpgroups", std::to_string(cta.warpgroups.size()));
+  out.emplace_back(prefix + ".instructions", std::to_string(instructions));
+  out.emplace_back(prefix + ".registers", std::to_string(registers));
+  out.emplace_back(prefix + ".smem_bytes", std::to_string(cta.smem_bytes));
+  out.emplace_back(prefix + ".stages", std::to_string(cta.stage_count));
+}
+
 /// A workload: implemented by frontends (kind "workload").
 class SIMFA_API ProgramSource : public Component {
  public:
