@@ -183,3 +183,43 @@ def make_attn_launch(Z, H, N_CTX, D=128, cfg=ATTN_CFGS[0], seed=0):
                            num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
 
     return launch, q, k, v, o, sm_scale
+
+
+# Issue 17's GEMM suite: the same two kernels (gemm_tma_kernel, gemm_tma_timed_kernel; their
+# source above is unchanged, so the GROUP_M=8 dumps keep their bytes) run with GROUP_M=1, which
+# reduces the grouped ordering to the row-major raster pid_m = pid // num_pid_n,
+# pid_n = pid % num_pid_n (group_size_m = min(num_pid_m - pid_m, 1) = 1). GROUP_M is a
+# constexpr, so the TTGIR of each config is its own dump.
+SUITE_CFGS = [
+    dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=1, num_warps=4, num_stages=3),
+    dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=1, num_warps=8, num_stages=3),
+    dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=1, num_warps=4, num_stages=4),
+]
+
+
+def cfg_name(cfg):
+    return (f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_bk{cfg['BLOCK_K']}_s{cfg['num_stages']}"
+            f"_w{cfg['num_warps']}_g{cfg['GROUP_M']}")
+
+
+def make_gemm_launch_on(a, b, cfg, timed=False):
+    """Like make_gemm_launch, on given inputs (A [M,K], B [N,K]); returns (launch, c, T)."""
+    M, K = a.shape
+    N = b.shape[0]
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)  # poisoned
+    ad, bd, cd = gemm_descs(a, b, c, cfg)
+    grid = gemm_grid(M, N, cfg)
+    kw = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+              GROUP_M=cfg["GROUP_M"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    T = None
+    if timed:
+        T = torch.zeros((grid[0], 5), device="cuda", dtype=torch.int64)
+
+        def launch():
+            gemm_tma_timed_kernel[grid](ad, bd, cd, M, N, K, T, **kw)
+    else:
+
+        def launch():
+            gemm_tma_kernel[grid](ad, bd, cd, M, N, K, **kw)
+
+    return launch, c, T

@@ -1,0 +1,414 @@
+// dram_stride.cu -- strided DRAM traffic through 2D TMA boxes (simfa issue 17, item 2).
+//
+//   dram_stride run OUT.csv     bandwidth and latency for every row pitch
+//   dram_stride ncu             one warm-up + one launch of the plain stream (for ncu -k stride_bw)
+//
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dram_stride dram_stride.cu -lcuda
+//
+// The tensor: fp16, R rows x C = P/2 columns, row pitch P bytes (so the rows are back to back and
+// the whole footprint R*P ~ 2 GiB, 34x the L2, is read exactly once per bandwidth launch). The
+// buffer holds pat(e) at linear element e, so every pitch checks its boxes against one fill.
+// Box: box_rows x 64 fp16 (128 B per row: one L2 line), SWIZZLE_128B, L2_PROMOTION_128B, the
+// GEMM operand boxes' form (A: 128x64, B: 128x64 or 256x64).
+//
+// bandwidth: grid 132 (one CTA per SM, >130 KB dynamic smem), one thread per CTA issuing
+//   cp.async.bulk.tensor.2d through 8 mbarrier stages (membench.cu's tma_2d pipeline). Box t of
+//   CTA b is t = b + k*132, and t maps to (band, col):
+//     vertical   band = t % bands, col = t / bands: the boxes in flight are one 128 B column of
+//                consecutive rows, i.e. every request is base + col*128 + row*P (the access of a
+//                K-loop over A or B rows P = 2K bytes apart);
+//     horizontal col = t % cols, band = t / cols: boxes in flight are side by side along rows.
+//   1 warm-up + 6 timed launches, cudaEvent median; three elements of every 8th box are checked.
+// latency: one CTA, one thread, one box at a time (issue, mbarrier wait, next), vertical order
+//   from box 0, after a 512 MiB read flush: clock64 per box (median, p10, p90 over 1024 boxes).
+// Clock: clock64 / %globaltimer of block 0 in every launch.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,    \
+              __LINE__, #x);                                                               \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+#define CKD(x)                                                                             \
+  do {                                                                                     \
+    CUresult r_ = (x);                                                                     \
+    if (r_ != CUDA_SUCCESS) {                                                              \
+      const char* s_ = nullptr;                                                            \
+      cuGetErrorString(r_, &s_);                                                           \
+      fprintf(stderr, "CUDA driver error %d (%s) at %s:%d: %s\n", (int)r_, s_ ? s_ : "?",  \
+              __FILE__, __LINE__, #x);                                                     \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+#define CKL() CK(cudaGetLastError())
+
+typedef unsigned long long u64;
+#define MAXST 16
+
+static __device__ __forceinline__ u64 gtimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred P1;\n"
+      "LAB_WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
+      "@P1 bra DONE;\n\t"
+      "bra LAB_WAIT;\n"
+      "DONE:\n\t}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+static __device__ __forceinline__ void tma2d_g2s(uint32_t dst, const CUtensorMap* map, int c0,
+                                                 int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3}], [%4];" ::"r"(dst),
+      "l"((u64)map), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+__host__ __device__ static inline uint16_t pat(u64 e) {
+  uint32_t x = (uint32_t)e * 2654435761u;
+  return (uint16_t)((x >> 16) ^ (uint32_t)(e >> 29));
+}
+__global__ void fill_k(uint16_t* a, u64 n) {
+  u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (; i < n; i += step) a[i] = pat(i);
+}
+__global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  size_t step = (size_t)gridDim.x * blockDim.x;
+  int x = 0;
+  for (; i < n; i += step) {
+    int4 v = __ldcg(a + i);
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x7fffffff) sink[0] = x;
+}
+
+// byte offset of element (r, c) of a 64-column (128 B per row) box with SWIZZLE_128B
+__device__ static inline uint32_t swz_off(uint32_t r, uint32_t c) {
+  uint32_t b = c * 2;
+  return r * 128 + ((((b >> 4) ^ (r & 7)) & 7) << 4) + (b & 15);
+}
+
+struct Geo {
+  uint32_t bands, cols, box_r, pitch_elems;  // pitch_elems = P/2 = C
+};
+
+__device__ static inline void tile_of(uint32_t t, const Geo& g, int order, uint32_t& band,
+                                      uint32_t& col) {
+  if (order == 0) {  // vertical
+    band = t % g.bands;
+    col = t / g.bands;
+  } else {
+    col = t % g.cols;
+    band = t / g.cols;
+  }
+}
+
+__device__ static inline uint32_t check_box(const uint8_t* slot, uint32_t band, uint32_t col,
+                                            const Geo& g) {
+  const uint16_t* h = (const uint16_t*)slot;
+  uint32_t err = 0;
+  const uint32_t rr[3] = {0, g.box_r - 1, g.box_r / 2};
+  const uint32_t cc[3] = {0, 63, 9};
+  for (int q = 0; q < 3; q++) {
+    u64 row = (u64)band * g.box_r + rr[q];
+    u64 e = row * g.pitch_elems + (u64)col * 64 + cc[q];
+    if (h[swz_off(rr[q], cc[q]) / 2] != pat(e)) err++;
+  }
+  return err;
+}
+
+__global__ void stride_bw(const __grid_constant__ CUtensorMap map, Geo g, int order, int stages,
+                          u64* errors, u64* clk) {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  __shared__ __align__(8) u64 bars[MAXST];
+  if (threadIdx.x != 0) return;
+  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  u64 c0 = clock64(), g0 = gtimer();
+  const uint32_t box_bytes = g.box_r * 128;
+  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  const uint32_t n_tiles = g.bands * g.cols;
+  const uint32_t my_n =
+      n_tiles > blockIdx.x ? (n_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  uint32_t parity = 0;
+  u64 err = 0;
+  int s = 0;
+  for (uint32_t k = 0; k < my_n + stages; k++) {
+    uint32_t bar = smem_u32(&bars[s]);
+    uint8_t* slot = smem + (size_t)s * box_bytes;
+    if (k >= (uint32_t)stages) {
+      mbar_wait(bar, (parity >> s) & 1u);
+      parity ^= 1u << s;
+      uint32_t r = k - stages;
+      if ((r & 7) == 0 || r + 1 == my_n) {
+        uint32_t band, col;
+        tile_of(blockIdx.x + r * gridDim.x, g, order, band, col);
+        err += check_box(slot, band, col, g);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      }
+    }
+    if (k < my_n) {
+      uint32_t band, col;
+      tile_of(blockIdx.x + k * gridDim.x, g, order, band, col);
+      mbar_expect_tx(bar, box_bytes);
+      tma2d_g2s(smem_u32(slot), &map, (int)(col * 64), (int)(band * g.box_r), bar);
+    }
+    if (++s == stages) s = 0;
+  }
+  if (err) atomicAdd(errors, err);
+  if (blockIdx.x == 0) {
+    clk[0] = clock64() - c0;
+    clk[1] = gtimer() - g0;
+  }
+}
+
+// One box at a time: cyc[i] = clock64 from the issue of box i to its mbarrier completing.
+__global__ void stride_lat(const __grid_constant__ CUtensorMap map, Geo g, int n, uint32_t* cyc,
+                           u64* errors, u64* clk) {
+  __shared__ __align__(1024) uint8_t slot[128 * 128];
+  __shared__ __align__(8) u64 bar_s;
+  if (threadIdx.x != 0) return;
+  uint32_t bar = smem_u32(&bar_s);
+  mbar_init(bar, 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  u64 c00 = clock64(), g0 = gtimer();
+  u64 err = 0;
+  for (int i = 0; i < n; i++) {
+    uint32_t band, col;
+    tile_of((uint32_t)i, g, 0, band, col);
+    long long c0 = clock64();
+    mbar_expect_tx(bar, g.box_r * 128);
+    tma2d_g2s(smem_u32(slot), &map, (int)(col * 64), (int)(band * g.box_r), bar);
+    mbar_wait(bar, (uint32_t)(i & 1));
+    long long c1 = clock64();
+    cyc[i] = (uint32_t)(c1 - c0);
+    err += check_box(slot, band, col, g);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  if (err) atomicAdd(errors, err);
+  clk[0] = clock64() - c00;
+  clk[1] = gtimer() - g0;
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = (size_t)(p * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+static const u64 TOT = 2ull << 30;
+
+struct Dev {
+  uint16_t* a = nullptr;
+  int4* flush = nullptr;
+  int* sink = nullptr;
+  u64* derr = nullptr;
+  u64* dclk = nullptr;
+  uint32_t* dcyc = nullptr;
+  int sms = 0;
+};
+
+static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_out) {
+  u64 R = TOT / P;
+  R -= R % 128;
+  Geo g;
+  g.box_r = box_r;
+  g.pitch_elems = (uint32_t)(P / 2);
+  g.cols = (uint32_t)(P / 128);
+  g.bands = (uint32_t)(R / box_r);
+  cuuint64_t gdim[2] = {P / 2, R};
+  cuuint64_t gstride[1] = {P};
+  cuuint32_t box[2] = {64, box_r};
+  cuuint32_t estr[2] = {1, 1};
+  CKD(cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, d.a, gdim, gstride, box,
+                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  *rows_out = R;
+  return g;
+}
+
+static double clk_mhz(Dev& d) {
+  u64 h[2];
+  CK(cudaMemcpy(h, d.dclk, 16, cudaMemcpyDeviceToHost));
+  return h[1] ? (double)h[0] / (double)h[1] * 1000.0 : 0.0;
+}
+
+static void setup(Dev& d, bool with_flush) {
+  CK(cudaSetDevice(0));
+  cudaDeviceProp p;
+  CK(cudaGetDeviceProperties(&p, 0));
+  d.sms = p.multiProcessorCount;
+  CK(cudaMalloc(&d.a, TOT));
+  fill_k<<<d.sms * 8, 256>>>(d.a, TOT / 2);
+  CKL();
+  if (with_flush) {
+    CK(cudaMalloc(&d.flush, 512ull << 20));
+    CK(cudaMemset(d.flush, 1, 512ull << 20));
+  }
+  CK(cudaMalloc(&d.sink, 4));
+  CK(cudaMalloc(&d.derr, 8));
+  CK(cudaMalloc(&d.dclk, 16));
+  CK(cudaMalloc(&d.dcyc, 4096 * 4));
+  CK(cudaFuncSetAttribute(stride_bw, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  CK(cudaDeviceSynchronize());
+}
+
+static const int STAGES = 8;
+
+static void run(const char* out) {
+  Dev d;
+  setup(d, true);
+  FILE* f = fopen(out, "w");
+  if (!f) exit(1);
+  fprintf(f,
+          "mode,order,pitch_bytes,box_rows,box_cols,box_bytes,rows,stages,ctas,bytes_moved,reps,"
+          "median_ms,GBps,best_GBps,lat_cycles_med,lat_cycles_p10,lat_cycles_p90,lat_ns_med,"
+          "sm_clock_mhz,errors\n");
+  std::vector<u64> pitches;
+  for (u64 p = 256; p <= (1ull << 20); p *= 2) pitches.push_back(p);
+  for (u64 p : {3072ull, 65536ull + 128, 98304ull, 196608ull + 128}) pitches.push_back(p);
+  std::sort(pitches.begin(), pitches.end());
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (u64 P : pitches) {
+    struct BwCase { uint32_t box_r; int order; };
+    const BwCase cases[] = {{64, 0}, {128, 0}, {64, 1}};
+    for (const BwCase& bc : cases) {
+      CUtensorMap map;
+      u64 R;
+      Geo g = make_map(d, P, bc.box_r, &map, &R);
+      u64 bytes = (u64)g.bands * g.cols * g.box_r * 128;
+      size_t dsm = std::max<size_t>(STAGES * g.box_r * 128 + 1024, 130 * 1024);
+      std::vector<double> ms, mhz;
+      u64 errors = 0;
+      for (int r = 0; r < 7; r++) {
+        CK(cudaMemset(d.derr, 0, 8));
+        CK(cudaEventRecord(e0));
+        stride_bw<<<d.sms, 32, dsm>>>(map, g, bc.order, STAGES, d.derr, d.dclk);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        CKL();
+        float t;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        u64 e;
+        CK(cudaMemcpy(&e, d.derr, 8, cudaMemcpyDeviceToHost));
+        errors += e;
+        if (r == 0) continue;
+        ms.push_back(t);
+        mhz.push_back(clk_mhz(d));
+      }
+      double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
+      fprintf(f, "bw,%s,%llu,%u,64,%u,%llu,%d,%d,%llu,%zu,%.4f,%.1f,%.1f,,,,,%.0f,%llu\n",
+              bc.order == 0 ? "vertical" : "horizontal", P, g.box_r, g.box_r * 128,
+              (unsigned long long)R, STAGES, d.sms, (unsigned long long)bytes, ms.size(), med,
+              bytes / (med * 1e-3) / 1e9, bytes / (best * 1e-3) / 1e9, median(mhz),
+              (unsigned long long)errors);
+      fflush(f);
+      printf("bw  %-10s pitch %8llu box %3ux64: %8.1f GB/s (best %8.1f) @%4.0f MHz err %llu\n",
+             bc.order == 0 ? "vertical" : "horizontal", P, g.box_r, bytes / (med * 1e-3) / 1e9,
+             bytes / (best * 1e-3) / 1e9, median(mhz), (unsigned long long)errors);
+      fflush(stdout);
+    }
+    for (uint32_t box_r : {1u, 64u, 128u}) {
+      CUtensorMap map;
+      u64 R;
+      Geo g = make_map(d, P, box_r, &map, &R);
+      const int n = 1024;
+      flush_read<<<d.sms * 8, 512>>>(d.flush, (512ull << 20) / 16, d.sink);
+      CKL();
+      CK(cudaMemset(d.derr, 0, 8));
+      stride_lat<<<1, 32>>>(map, g, n, d.dcyc, d.derr, d.dclk);
+      CKL();
+      CK(cudaDeviceSynchronize());
+      std::vector<uint32_t> h(n);
+      CK(cudaMemcpy(h.data(), d.dcyc, n * 4, cudaMemcpyDeviceToHost));
+      u64 e;
+      CK(cudaMemcpy(&e, d.derr, 8, cudaMemcpyDeviceToHost));
+      double mhz = clk_mhz(d);
+      std::vector<double> v(h.begin() + 1, h.end());  // drop the first (descriptor fetch)
+      double m = median(v);
+      fprintf(f, "lat,vertical,%llu,%u,64,%u,%llu,1,1,%llu,%zu,,,,%.1f,%.1f,%.1f,%.1f,%.0f,%llu\n",
+              P, box_r, box_r * 128, (unsigned long long)R, (unsigned long long)n * box_r * 128,
+              v.size(), m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz,
+              (unsigned long long)e);
+      fflush(f);
+      printf("lat pitch %8llu box %3ux64: %7.1f cycles (p10 %7.1f p90 %7.1f) %6.1f ns @%4.0f MHz "
+             "err %llu\n",
+             P, box_r, m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz, (unsigned long long)e);
+      fflush(stdout);
+    }
+  }
+  fclose(f);
+}
+
+static void ncu_mode() {
+  Dev d;
+  setup(d, false);
+  CUtensorMap map;
+  u64 R;
+  Geo g = make_map(d, 4096, 64, &map, &R);
+  size_t dsm = std::max<size_t>(STAGES * g.box_r * 128 + 1024, 130 * 1024);
+  for (int r = 0; r < 2; r++) {
+    CK(cudaMemset(d.derr, 0, 8));
+    stride_bw<<<d.sms, 32, dsm>>>(map, g, 1, STAGES, d.derr, d.dclk);
+    CKL();
+    CK(cudaDeviceSynchronize());
+  }
+  u64 e;
+  CK(cudaMemcpy(&e, d.derr, 8, cudaMemcpyDeviceToHost));
+  printf("ncu stream: pitch 4096 horizontal 64x64, %llu bytes, errors %llu, clk %.0f MHz\n",
+         (unsigned long long)((u64)g.bands * g.cols * 8192), (unsigned long long)e, clk_mhz(d));
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && !strcmp(argv[1], "run")) {
+    run(argv[2]);
+  } else if (argc >= 2 && !strcmp(argv[1], "ncu")) {
+    ncu_mode();
+  } else {
+    fprintf(stderr, "usage: %s run OUT.csv | ncu\n", argv[0]);
+    return 2;
+  }
+  CK(cudaDeviceSynchronize());
+  return 0;
+}
