@@ -19,6 +19,10 @@
 //                K-loop over A or B rows P = 2K bytes apart);
 //     horizontal col = t % cols, band = t / cols: boxes in flight are side by side along rows.
 //   1 warm-up + 6 timed launches, cudaEvent median; three elements of every 8th box are checked.
+//   panel      CTA b walks the columns of its own 128-row band (a GEMM K loop over one operand
+//              panel), then the band 132 further down; cap boxes per CTA (256 with 132 CTAs,
+//              528 MiB; 1024 with one CTA, 16 MiB), 6 or 2 stages, a 512 MiB read flush before
+//              every launch; cycles_per_box = block 0's clock64 cycles / its boxes.
 // latency: one CTA, one thread, one box at a time (issue, mbarrier wait, next), vertical order
 //   from box 0, after a 512 MiB read flush: clock64 per box (median, p10, p90 over 1024 boxes).
 // Clock: clock64 / %globaltimer of block 0 in every launch.
@@ -194,6 +198,53 @@ __global__ void stride_bw(const __grid_constant__ CUtensorMap map, Geo g, int or
   }
 }
 
+// GEMM-like panels: CTA b streams the boxes of its own row band along the columns (a K loop
+// over one operand panel of box_r rows with row pitch P), then the band 132 further down:
+// local box k -> band = b + (k / cols) * gridDim.x, col = k % cols, for k < cap.
+// clk[2] = block 0's boxes, so clk[0] / clk[2] = cycles per box of one CTA.
+__global__ void stride_panel(const __grid_constant__ CUtensorMap map, Geo g, int stages,
+                             uint32_t cap, u64* errors, u64* clk) {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  __shared__ __align__(8) u64 bars[MAXST];
+  if (threadIdx.x != 0) return;
+  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  u64 c0 = clock64(), g0 = gtimer();
+  const uint32_t box_bytes = g.box_r * 128;
+  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  const uint32_t my_n = cap;
+  uint32_t parity = 0;
+  u64 err = 0;
+  int s = 0;
+  for (uint32_t k = 0; k < my_n + stages; k++) {
+    uint32_t bar = smem_u32(&bars[s]);
+    uint8_t* slot = smem + (size_t)s * box_bytes;
+    if (k >= (uint32_t)stages) {
+      mbar_wait(bar, (parity >> s) & 1u);
+      parity ^= 1u << s;
+      uint32_t r = k - stages;
+      if ((r & 7) == 0 || r + 1 == my_n) {
+        uint32_t band = blockIdx.x + (r / g.cols) * gridDim.x, col = r % g.cols;
+        err += check_box(slot, band, col, g);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      }
+    }
+    if (k < my_n) {
+      uint32_t band = blockIdx.x + (k / g.cols) * gridDim.x, col = k % g.cols;
+      mbar_expect_tx(bar, box_bytes);
+      tma2d_g2s(smem_u32(slot), &map, (int)(col * 64), (int)(band * g.box_r), bar);
+    }
+    if (++s == stages) s = 0;
+  }
+  if (err) atomicAdd(errors, err);
+  if (blockIdx.x == 0) {
+    clk[0] = clock64() - c0;
+    clk[1] = gtimer() - g0;
+    clk[2] = my_n;
+  }
+}
+
 // One box at a time: cyc[i] = clock64 from the issue of box i to its mbarrier completing.
 __global__ void stride_lat(const __grid_constant__ CUtensorMap map, Geo g, int n, uint32_t* cyc,
                            u64* errors, u64* clk) {
@@ -234,7 +285,8 @@ static double pct(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-static const u64 TOT = 2ull << 30;
+static const u64 TOT = 2ull << 30;   // the vertical / horizontal streams read this much
+static const u64 BIG = 17ull << 30;  // allocated and filled: panels at 1 MiB pitch need 16.5 GiB
 
 struct Dev {
   uint16_t* a = nullptr;
@@ -246,8 +298,9 @@ struct Dev {
   int sms = 0;
 };
 
-static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_out) {
-  u64 R = TOT / P;
+static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_out,
+                    u64 rows = 0) {
+  u64 R = rows ? rows : TOT / P;
   R -= R % 128;
   Geo g;
   g.box_r = box_r;
@@ -277,8 +330,8 @@ static void setup(Dev& d, bool with_flush) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   d.sms = p.multiProcessorCount;
-  CK(cudaMalloc(&d.a, TOT));
-  fill_k<<<d.sms * 8, 256>>>(d.a, TOT / 2);
+  CK(cudaMalloc(&d.a, BIG));
+  fill_k<<<d.sms * 8, 256>>>(d.a, BIG / 2);
   CKL();
   if (with_flush) {
     CK(cudaMalloc(&d.flush, 512ull << 20));
@@ -286,9 +339,10 @@ static void setup(Dev& d, bool with_flush) {
   }
   CK(cudaMalloc(&d.sink, 4));
   CK(cudaMalloc(&d.derr, 8));
-  CK(cudaMalloc(&d.dclk, 16));
+  CK(cudaMalloc(&d.dclk, 24));
   CK(cudaMalloc(&d.dcyc, 4096 * 4));
   CK(cudaFuncSetAttribute(stride_bw, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  CK(cudaFuncSetAttribute(stride_panel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   CK(cudaDeviceSynchronize());
 }
 
@@ -302,7 +356,7 @@ static void run(const char* out) {
   fprintf(f,
           "mode,order,pitch_bytes,box_rows,box_cols,box_bytes,rows,stages,ctas,bytes_moved,reps,"
           "median_ms,GBps,best_GBps,lat_cycles_med,lat_cycles_p10,lat_cycles_p90,lat_ns_med,"
-          "sm_clock_mhz,errors\n");
+          "sm_clock_mhz,errors,cycles_per_box\n");
   std::vector<u64> pitches;
   for (u64 p = 256; p <= (1ull << 20); p *= 2) pitches.push_back(p);
   for (u64 p : {3072ull, 65536ull + 128, 98304ull, 196608ull + 128}) pitches.push_back(p);
@@ -338,7 +392,7 @@ static void run(const char* out) {
         mhz.push_back(clk_mhz(d));
       }
       double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
-      fprintf(f, "bw,%s,%llu,%u,64,%u,%llu,%d,%d,%llu,%zu,%.4f,%.1f,%.1f,,,,,%.0f,%llu\n",
+      fprintf(f, "bw,%s,%llu,%u,64,%u,%llu,%d,%d,%llu,%zu,%.4f,%.1f,%.1f,,,,,%.0f,%llu,\n",
               bc.order == 0 ? "vertical" : "horizontal", P, g.box_r, g.box_r * 128,
               (unsigned long long)R, STAGES, d.sms, (unsigned long long)bytes, ms.size(), med,
               bytes / (med * 1e-3) / 1e9, bytes / (best * 1e-3) / 1e9, median(mhz),
@@ -347,6 +401,58 @@ static void run(const char* out) {
       printf("bw  %-10s pitch %8llu box %3ux64: %8.1f GB/s (best %8.1f) @%4.0f MHz err %llu\n",
              bc.order == 0 ? "vertical" : "horizontal", P, g.box_r, bytes / (med * 1e-3) / 1e9,
              bytes / (best * 1e-3) / 1e9, median(mhz), (unsigned long long)errors);
+      fflush(stdout);
+    }
+    // GEMM-like panels: 132 CTAs (cap 256 boxes each) and one CTA (cap 1024), 128x64 boxes,
+    // 6 stages (the 128x128x64 s3 GEMM's A+B boxes in flight), flushed before every launch
+    struct PanelCase { int grid; uint32_t cap; int stages; };
+    const PanelCase pcs[] = {{0, 256, 6}, {1, 1024, 6}, {1, 1024, 2}};
+    for (const PanelCase& pc : pcs) {
+      const int grid = pc.grid ? pc.grid : d.sms;
+      const uint32_t cols = (uint32_t)(P / 128);
+      const u64 bands_needed = (u64)((pc.cap + cols - 1) / cols) * grid;
+      CUtensorMap map;
+      u64 R;
+      Geo g = make_map(d, P, 128, &map, &R, bands_needed * 128);
+      if (R * P > BIG || g.bands < bands_needed) {
+        printf("panel pitch %llu grid %d: does not fit\n", P, grid);
+        continue;
+      }
+      u64 bytes = (u64)grid * pc.cap * 128 * 128;
+      size_t dsm = std::max<size_t>(pc.stages * 128 * 128 + 1024, 130 * 1024);
+      std::vector<double> ms, mhz, cpb;
+      u64 errors = 0;
+      for (int r = 0; r < 7; r++) {
+        flush_read<<<d.sms * 8, 512>>>(d.flush, (512ull << 20) / 16, d.sink);
+        CKL();
+        CK(cudaMemset(d.derr, 0, 8));
+        CK(cudaEventRecord(e0));
+        stride_panel<<<grid, 32, dsm>>>(map, g, pc.stages, pc.cap, d.derr, d.dclk);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        CKL();
+        float t;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        u64 e;
+        CK(cudaMemcpy(&e, d.derr, 8, cudaMemcpyDeviceToHost));
+        errors += e;
+        if (r == 0) continue;
+        u64 h[3];
+        CK(cudaMemcpy(h, d.dclk, 24, cudaMemcpyDeviceToHost));
+        ms.push_back(t);
+        mhz.push_back(h[1] ? (double)h[0] / (double)h[1] * 1000.0 : 0.0);
+        cpb.push_back(h[2] ? (double)h[0] / (double)h[2] : 0.0);
+      }
+      double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
+      const char* on = grid == 1 ? "panel_1cta" : "panel";
+      fprintf(f, "bw,%s,%llu,128,64,16384,%llu,%d,%d,%llu,%zu,%.4f,%.1f,%.1f,,,,,%.0f,%llu,%.1f\n",
+              on, P, (unsigned long long)R, pc.stages, grid, (unsigned long long)bytes, ms.size(),
+              med, bytes / (med * 1e-3) / 1e9, bytes / (best * 1e-3) / 1e9, median(mhz),
+              (unsigned long long)errors, median(cpb));
+      fflush(f);
+      printf("bw  %-10s pitch %8llu 128x64 grid %3d st %d: %8.1f GB/s (best %8.1f) %7.1f cyc/box "
+             "@%4.0f MHz err %llu\n", on, P, grid, pc.stages, bytes / (med * 1e-3) / 1e9,
+             bytes / (best * 1e-3) / 1e9, median(cpb), median(mhz), (unsigned long long)errors);
       fflush(stdout);
     }
     for (uint32_t box_r : {1u, 64u, 128u}) {
@@ -367,7 +473,7 @@ static void run(const char* out) {
       double mhz = clk_mhz(d);
       std::vector<double> v(h.begin() + 1, h.end());  // drop the first (descriptor fetch)
       double m = median(v);
-      fprintf(f, "lat,vertical,%llu,%u,64,%u,%llu,1,1,%llu,%zu,,,,%.1f,%.1f,%.1f,%.1f,%.0f,%llu\n",
+      fprintf(f, "lat,vertical,%llu,%u,64,%u,%llu,1,1,%llu,%zu,,,,%.1f,%.1f,%.1f,%.1f,%.0f,%llu,\n",
               P, box_r, box_r * 128, (unsigned long long)R, (unsigned long long)n * box_r * 128,
               v.size(), m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz,
               (unsigned long long)e);

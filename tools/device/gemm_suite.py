@@ -5,21 +5,29 @@ Run on the device machine (tools/device/run_issue17.sh does), with the IR dump o
   python3 gemm_suite.py ncu POINTS_JSON_OUT M,N,K,CFG [M,N,K,CFG ...]   one launch each (for ncu)
   python3 gemm_suite.py hot M,N,K,CFG LAUNCHES                          LAUNCHES+1 back-to-back
   python3 gemm_suite.py list                                            the shapes, no GPU
+  python3 gemm_suite.py specs [GROUP]                                   all points as ncu specs
 CFG is the index into triton_kernels.SUITE_CFGS (0: 128x128x64 s3 w4, 1: 128x256x64 s3 w8,
 2: 64x128x64 s4 w4; all GROUP_M=1, the row-major raster).
 
-Method, per (shape, config) point (the same as triton_bench.py, issue 7):
+Method, per (shape, config) point:
   * correctness: fresh random fp16 inputs per shape, NaN-poisoned output, ||C - A B^T|| / ||A B^T||
-    against the fp32 torch product (rel_err; inf when an element stayed NaN);
-  * cold L2, CUDA events: per rep torch.cuda._sleep (~50 us queued, so the GPU runs ahead of the
-    host), a 256 MiB buffer is written (zero_, evicts the 60 MiB L2), event, ONE launch, event;
-    median (event_us) and min (event_us_min) over `reps` reps;
-  * triton.testing.do_bench(return_mode="median"), which clears a 256 MB buffer before each call
-    (dobench_us);
-  * in-kernel: gemm_tma_timed_kernel (same body + %clock64/%globaltimer/%smid per CTA), 3 cold
-    launches: span_us = last CTA end - first CTA start (%globaltimer), inkernel_sm_mhz = median
-    over CTAs of clock64 cycles / globaltimer ns; medians over the 3 launches;
-  * NVML: SM clock and power sampled every 10 ms in a thread over the event loop and do_bench.
+    against the fp32 torch product, for the kernel and its timed twin (rel_err, the larger;
+    inf when an element stayed NaN);
+  * the GPU idles SUITE_REST_S (0.2 s) before the point's timing starts;
+  * cold L2, CUDA events, `reps` reps interleaving the kernel and its timed twin: torch.cuda._sleep
+    (~50 us queued, so the GPU runs ahead of the host), a 256 MiB buffer is written (zero_,
+    evicts the 60 MiB L2), event, ONE launch of gemm_tma_kernel, event; then the same for
+    gemm_tma_timed_kernel (same body + %clock64/%globaltimer/%smid per CTA) with its own stamp
+    buffer. event_us / event_us_min: median / min of the kernel's event times; span_us: median
+    of the twin's spans (last CTA end - first CTA start, %globaltimer, 32 ns tick);
+    inkernel_sm_mhz: median over reps of the median over CTAs of clock64 cycles / globaltimer
+    ns; twin_event_us and twin_event_minus_span_us: the twin's own event time and event - span
+    of the same launch (medians);
+  * triton.testing.do_bench(return_mode="median") after the loop, which clears a 256 MB buffer
+    before each call (dobench_us);
+  * NVML: SM clock and power sampled every 10 ms in a thread over the loop and do_bench.
+  * SUITE_PASSES=2 runs the suite again in the reverse order (gemm_suite_pass2.csv): the spread
+    that the thermal/power history of the neighbouring points causes.
 """
 import csv
 import json
@@ -53,7 +61,8 @@ COLUMNS = ["M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "g
            "config", "tflops_event", "span_us_min", "span_us_max", "inkernel_sm_mhz_min_cta",
            "inkernel_sm_mhz_max_cta", "cta_cycles_med", "cta_cycles_min", "cta_cycles_max",
            "sms_used", "nvml_sm_mhz_max", "nvml_mem_mhz", "nvml_samples", "power_w_med",
-           "t_start_unix", "t_end_unix"]
+           "twin_event_us", "twin_event_minus_span_us", "inkernel_sm_mhz_min_rep",
+           "inkernel_sm_mhz_max_rep", "pass_no", "order_index", "t_start_unix", "t_end_unix"]
 
 
 def category_of(M, N, K):
@@ -62,6 +71,14 @@ def category_of(M, N, K):
             return cat
     return "extra"
 
+
+if len(sys.argv) > 1 and sys.argv[1] == "specs":  # ncu point specs, GROUP points a line
+    group = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+    specs = [f"{M},{N},{K},{ci}" for ci in range(3) for shapes in SHAPES.values()
+             for (M, N, K) in shapes]
+    for i in range(0, len(specs), group):
+        print(" ".join(specs[i:i + group]))
+    sys.exit(0)
 
 if len(sys.argv) > 1 and sys.argv[1] == "list":
     n = 0
@@ -87,6 +104,7 @@ except Exception:  # pragma: no cover - device only
     NVML = None
 
 FLUSH = None
+REST_S = float(os.environ.get("SUITE_REST_S", "0.2"))
 
 
 class Sampler:
@@ -178,7 +196,7 @@ def reps_for(M, N, K):
     return 20
 
 
-def bench_point(a, b, ref, cfg, category, writer, fh):
+def bench_point(a, b, ref, cfg, category, writer, fh, pass_no=1, order_index=0):
     M, K = a.shape
     N = b.shape[0]
     t0 = time.time()
@@ -187,46 +205,74 @@ def bench_point(a, b, ref, cfg, category, writer, fh):
     torch.cuda.synchronize()
     err = rel_err(c, ref)
     reps = reps_for(M, N, K)
+    grid = tk.gemm_grid(M, N, cfg)[0]
+    # the timed twin, one stamp buffer per rep, compiled before the timing
+    twin, c2, T0 = tk.make_gemm_launch_on(a, b, cfg, timed=True)
+    twin()
+    torch.cuda.synchronize()
+    err_twin = rel_err(c2, ref)
+    Ts = [torch.zeros((grid, 5), device="cuda", dtype=torch.int64) for _ in range(reps)]
+    twins = []
+    for i in range(reps):
+        # same descriptors, own stamp buffer: rebinds T only
+        twins.append(tk.make_gemm_twin_with(a, b, cfg, c2, Ts[i]))
+    time.sleep(REST_S)  # idle before the point: the power controller starts from rest
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(reps)]
     with Sampler() as smp:
-        med, mn = time_cold(launch, reps)
+        # interleaved cold loop: untimed kernel, then its timed twin, each after its own flush
+        for i in range(reps):
+            torch.cuda._sleep(100_000)
+            FLUSH.zero_()
+            ev[i][0].record()
+            launch()
+            ev[i][1].record()
+            torch.cuda._sleep(100_000)
+            FLUSH.zero_()
+            ev[i][2].record()
+            twins[i]()
+            ev[i][3].record()
+        torch.cuda.synchronize()
         try:
             db = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median") * 1000.0
         except Exception:
             traceback.print_exc()
             db = float("nan")
-    tl_launch, c2, T = tk.make_gemm_launch_on(a, b, cfg, timed=True)
-    tl_launch()
-    torch.cuda.synchronize()
-    iks = []
-    for _ in range(3):
-        torch.cuda._sleep(100_000)
-        FLUSH.zero_()
-        tl_launch()
-        torch.cuda.synchronize()
-        iks.append(inkernel(T))
+    us = [e[0].elapsed_time(e[1]) * 1000.0 for e in ev]
+    tw = [e[2].elapsed_time(e[3]) * 1000.0 for e in ev]
+    iks = [inkernel(T) for T in Ts]
     spans = [x["span_us"] for x in iks]
-    ik = iks[[x["span_us"] for x in iks].index(statistics.median(spans))]
+    mhzs = [x["mhz"] for x in iks]
+    med, mn = statistics.median(us), min(us)
+    ik = iks[spans.index(sorted(spans)[len(spans) // 2])]
     row = dict(M=M, N=N, K=K, block_m=cfg["BLOCK_M"], block_n=cfg["BLOCK_N"],
                block_k=cfg["BLOCK_K"], stages=cfg["num_stages"], warps=cfg["num_warps"],
-               group_m=cfg["GROUP_M"], grid=tk.gemm_grid(M, N, cfg)[0], category=category,
+               group_m=cfg["GROUP_M"], grid=grid, category=category,
                event_us=round(med, 3), event_us_min=round(mn, 3), dobench_us=round(db, 3),
                span_us=round(statistics.median(spans), 3),
-               inkernel_sm_mhz=round(statistics.median(x["mhz"] for x in iks), 1),
-               reps=reps, rel_err=f"{err:.2e}", config=tk.cfg_name(cfg),
+               inkernel_sm_mhz=round(statistics.median(mhzs), 1),
+               reps=reps, rel_err=f"{max(err, err_twin):.2e}", config=tk.cfg_name(cfg),
                tflops_event=round(2.0 * M * N * K / (med * 1e-6) / 1e12, 1),
                span_us_min=round(min(spans), 3), span_us_max=round(max(spans), 3),
                inkernel_sm_mhz_min_cta=round(ik["mhz_min"], 1),
                inkernel_sm_mhz_max_cta=round(ik["mhz_max"], 1), cta_cycles_med=ik["cyc_med"],
                cta_cycles_min=ik["cyc_min"], cta_cycles_max=ik["cyc_max"], sms_used=ik["sms"],
+               twin_event_us=round(statistics.median(tw), 3),
+               twin_event_minus_span_us=round(statistics.median(
+                   t - x for t, x in zip(tw, spans)), 3),
+               inkernel_sm_mhz_min_rep=round(min(mhzs), 1),
+               inkernel_sm_mhz_max_rep=round(max(mhzs), 1),
+               pass_no=pass_no, order_index=order_index,
                t_start_unix=round(t0, 3), t_end_unix=round(time.time(), 3))
     row.update(smp.stats())
     writer.writerow({k: row.get(k, "") for k in COLUMNS})
     fh.flush()
-    print(f"{category:6s} {M}x{N}x{K} {tk.cfg_name(cfg)}: event {med:.2f} (min {mn:.2f}) "
-          f"do_bench {db:.2f} span {row['span_us']:.2f} us, {row['tflops_event']} TF/s, "
-          f"in-kernel {row['inkernel_sm_mhz']:.0f} MHz, NVML {row['nvml_sm_mhz_med']} "
-          f"({row['nvml_sm_mhz_min']}) MHz, {row['power_w_max']} W, err {err:.1e}", flush=True)
-    del c, c2, T
+    print(f"p{pass_no} {category:6s} {M}x{N}x{K} {tk.cfg_name(cfg)}: event {med:.2f} (min {mn:.2f}) "
+          f"do_bench {db:.2f} span {row['span_us']:.2f} twin {row['twin_event_us']:.2f} us, "
+          f"{row['tflops_event']} TF/s, in-kernel {row['inkernel_sm_mhz']:.0f} MHz "
+          f"({row['inkernel_sm_mhz_min_rep']:.0f}-{row['inkernel_sm_mhz_max_rep']:.0f}), NVML "
+          f"{row['nvml_sm_mhz_med']} ({row['nvml_sm_mhz_min']}) MHz, {row['power_w_max']} W, "
+          f"err {err:.1e}", flush=True)
+    del c, c2, T0, Ts, twins
 
 
 def suite(out):
@@ -234,24 +280,28 @@ def suite(out):
     os.makedirs(out, exist_ok=True)
     FLUSH = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
     meta = dict(torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
-                gpu=torch.cuda.get_device_name(0), cfgs=tk.SUITE_CFGS,
+                gpu=torch.cuda.get_device_name(0), cfgs=tk.SUITE_CFGS, rest_s=REST_S,
                 props=str(torch.cuda.get_device_properties(0)))
     with open(os.path.join(out, "gemm_suite_meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     budget = float(os.environ.get("SUITE_BUDGET_S", "330"))
+    passes = int(os.environ.get("SUITE_PASSES", "1"))
     t_begin = time.time()
-    path = os.path.join(out, "gemm_suite.csv")
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS)
-        w.writeheader()
-        fh.flush()
-        for cat, shapes in SHAPES.items():
-            for (M, N, K) in shapes:
+    order = [(cat, s) for cat, shapes in SHAPES.items() for s in shapes]
+    for pass_no in range(1, passes + 1):
+        name = "gemm_suite.csv" if pass_no == 1 else f"gemm_suite_pass{pass_no}.csv"
+        seq = order if pass_no % 2 == 1 else order[::-1]  # even passes: reverse order
+        with open(os.path.join(out, name), "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=COLUMNS)
+            w.writeheader()
+            fh.flush()
+            for idx, (cat, (M, N, K)) in enumerate(seq):
                 if time.time() - t_begin > budget:
-                    print(f"budget {budget} s spent: skipping {cat} {M}x{N}x{K}", flush=True)
+                    print(f"budget {budget} s spent: skipping p{pass_no} {cat} {M}x{N}x{K}",
+                          flush=True)
                     continue
                 try:
-                    g = torch.Generator(device="cuda").manual_seed(M + 7 * N + 13 * K)
+                    g = torch.Generator(device="cuda").manual_seed(M + 7 * N + 13 * K + pass_no)
                     a = torch.randn((M, K), device="cuda", dtype=torch.float16, generator=g)
                     b = torch.randn((N, K), device="cuda", dtype=torch.float16, generator=g)
                     ref = a.float() @ b.float().T
@@ -260,13 +310,13 @@ def suite(out):
                     continue
                 for cfg in tk.SUITE_CFGS:
                     try:
-                        bench_point(a, b, ref, cfg, cat, w, fh)
+                        bench_point(a, b, ref, cfg, cat, w, fh, pass_no, idx)
                     except Exception:
                         print(f"FAILED {M}x{N}x{K} {tk.cfg_name(cfg)}", flush=True)
                         traceback.print_exc()
                 del a, b, ref
                 torch.cuda.empty_cache()
-    print(f"suite done in {time.time() - t_begin:.0f} s", flush=True)
+        print(f"suite pass {pass_no} done at {time.time() - t_begin:.0f} s", flush=True)
 
 
 def parse_point(s):

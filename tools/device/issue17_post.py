@@ -90,13 +90,13 @@ def ttgir_features(path):
         div.append(bool(re.search(r"%" + arg + r": i32 \{tt\.divisibility = 16", t)))
     f["div16"] = tuple(div)
     f["grouped"] = "num_pid_in_group = arith.muli" in t
-    js = os.path.join(os.path.dirname(path), f["name"] + ".json")
+    # num_stages: the depth of the A operand's multi-buffered allocation (the dump's .json has
+    # no num_stages in Triton 3.6)
     f["stages"] = 0
-    if os.path.exists(js):
-        try:
-            f["stages"] = int(json.load(open(js)).get("num_stages", 0))
-        except Exception:
-            pass
+    if f["a"]:
+        m = re.search(r"local_alloc : \(\) -> !ttg\.memdesc<(\d+)x%dx%dxf16" % f["a"], t)
+        if m:
+            f["stages"] = int(m.group(1))
     return f
 
 
@@ -220,7 +220,7 @@ def metric_cols(rows):
 
 def ncu_tables(R):
     pts, g_rows, g_units = [], [], {}
-    for G in range(1, 10):
+    for G in range(1, 30):
         rr, uu = read_ncu_raw(os.path.join(R, f"ncu_gemm{G}_raw.csv"))
         pj = os.path.join(R, f"ncu_gemm{G}_points.json")
         pp = json.load(open(pj)) if os.path.exists(pj) else []
@@ -324,24 +324,29 @@ def summary(R):
                   f" ev-span {r['event_minus_span_us_med']:>8s} {r['inkernel_sm_mhz']:>7s} MHz")
     rs = rows_of(os.path.join(R, "dram_stride.csv"))
     if rs:
-        print("== dram stride: GB/s (vertical 64-row, vertical 128-row, horizontal 64-row); "
-              "latency cycles (1, 64, 128 rows)")
+        print("== dram stride: GB/s (vertical 64-row, vertical 128-row, horizontal 64-row, panel "
+              "132 CTAs, 1-CTA panel st6 [cycles/box]); latency cycles (1, 64, 128 rows)")
         by = {}
         for r in rs:
             d = by.setdefault(int(r["pitch_bytes"]), {})
             if r["mode"] == "bw":
-                d[("bw", r["order"], r["box_rows"])] = r["GBps"]
+                d[("bw", r["order"], r["box_rows"], r["stages"])] = r["GBps"]
+                if r.get("cycles_per_box"):
+                    d[("cpb", r["order"], r["stages"])] = r["cycles_per_box"]
             else:
                 d[("lat", r["box_rows"])] = r["lat_cycles_med"]
             d["mhz"] = r["sm_clock_mhz"]
             d["err"] = d.get("err", 0) + int(r["errors"])
         for p in sorted(by):
             d = by[p]
-            print(f"  pitch {p:8d}: {d.get(('bw', 'vertical', '64'), '-'):>8s} "
-                  f"{d.get(('bw', 'vertical', '128'), '-'):>8s} "
-                  f"{d.get(('bw', 'horizontal', '64'), '-'):>8s} GB/s | lat "
-                  f"{d.get(('lat', '1'), '-'):>7s} {d.get(('lat', '64'), '-'):>7s} "
-                  f"{d.get(('lat', '128'), '-'):>7s} cyc @{d['mhz']} MHz err {d['err']}")
+            print(f"  pitch {p:8d}: {d.get(('bw', 'vertical', '64', '8'), '-'):>7s} "
+                  f"{d.get(('bw', 'vertical', '128', '8'), '-'):>7s} "
+                  f"{d.get(('bw', 'horizontal', '64', '8'), '-'):>7s} "
+                  f"{d.get(('bw', 'panel', '128', '6'), '-'):>7s} "
+                  f"{d.get(('bw', 'panel_1cta', '128', '6'), '-'):>6s} "
+                  f"[{d.get(('cpb', 'panel_1cta', '6'), '-'):>6s}] GB/s | lat "
+                  f"{d.get(('lat', '1'), '-'):>6s} {d.get(('lat', '64'), '-'):>6s} "
+                  f"{d.get(('lat', '128'), '-'):>6s} cyc @{d['mhz']} MHz err {d['err']}")
     rs = rows_of(os.path.join(R, "gemm_suite.csv"))
     if rs:
         bad = [r for r in rs if r["rel_err"] in ("inf", "nan") or float(r["rel_err"]) > 1e-2]
@@ -350,9 +355,27 @@ def summary(R):
         for r in rs:
             if r["config"].startswith("bm128_bn128"):
                 print(f"  {r['category']:6s} {r['M']:>5s}x{r['N']:>5s}x{r['K']:>5s}: event "
-                      f"{r['event_us']:>9s} do_bench {r['dobench_us']:>9s} span {r['span_us']:>9s} us "
+                      f"{r['event_us']:>9s} do_bench {r['dobench_us']:>9s} span {r['span_us']:>9s} "
+                      f"twin-span {r.get('twin_event_minus_span_us', ''):>6s} us "
                       f"{r['inkernel_sm_mhz']:>6s} MHz (NVML {r['nvml_sm_mhz_med']}) "
                       f"{r['power_w_max']} W")
+    p1 = rows_of(os.path.join(R, "gemm_suite.csv"))
+    p2 = rows_of(os.path.join(R, "gemm_suite_pass2.csv"))
+    if p1 and p2:
+        k = lambda r: (r["M"], r["N"], r["K"], r["config"])  # noqa: E731
+        d2 = {k(r): r for r in p2}
+        diffs = []
+        for r in p1:
+            q = d2.get(k(r))
+            if q:
+                diffs.append((abs(float(q["event_us"]) / float(r["event_us"]) - 1) * 100, r, q))
+        diffs.sort(key=lambda x: -x[0])
+        print(f"== pass 2 (reverse order) vs pass 1, event_us: {len(diffs)} points, median |diff| "
+              f"{statistics.median(x[0] for x in diffs):.2f}%, worst:")
+        for dd, r, q in diffs[:8]:
+            print(f"  {r['M']}x{r['N']}x{r['K']} {r['config'][:14]}: {r['event_us']} vs "
+                  f"{q['event_us']} us ({dd:.1f}%), in-kernel {r['inkernel_sm_mhz']} vs "
+                  f"{q['inkernel_sm_mhz']} MHz")
     rs = rows_of(os.path.join(R, "gemm_ncu.csv"))
     if rs:
         print("== ncu GEMM traffic (MB = 1e6 B): DRAM read/write, L2 read sectors x32, fabric x32")

@@ -178,9 +178,16 @@ static void measure(Ctx& cx, Kind kind, int grid, long long spin_cycles, int pre
   const char* pn = pre == 0 ? "spin40us" : "flush256MiB";
   auto f = [](const std::vector<double>& v) { return v.empty() ? -1.0 : median(v); };
   auto fm = [](const std::vector<double>& v) { return v.empty() ? -1.0 : vmin(v); };
-  fprintf(g_csv, "cuda,%s,%d,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,\n", kn,
-          kind == SPIN ? 1 : grid, block, spin_cycles, pn, reps, f(ev), fm(ev), f(span), fm(span),
-          f(diff), fm(diff), f(mhz));
+  auto s3 = [](double v, char* b) {  // empty field where there is no value
+    if (v < 0) b[0] = 0;
+    else snprintf(b, 32, "%.3f", v);
+    return b;
+  };
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  fprintf(g_csv, "cuda,%s,%d,%d,%lld,%s,%d,%.3f,%.3f,%s,%s,%s,%s,%s,%s\n", kn,
+          kind == SPIN ? 1 : grid, block, spin_cycles, pn, reps, f(ev), fm(ev), s3(f(span), b1),
+          s3(fm(span), b2), s3(f(diff), b3), s3(fm(diff), b4), s3(f(mhz), b5),
+          kind == STAMP ? "clock over the ~0.1 us stamp span is coarse" : "");
   fflush(g_csv);
   printf("%-6s grid %4d spin %7lld pre %-11s: event %8.3f us (min %8.3f) span %8.3f us "
          "event-span %7.3f us (min %7.3f) clk %6.1f MHz\n",

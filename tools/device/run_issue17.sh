@@ -66,7 +66,7 @@ fi
 
 if has stride && [ -x /tmp/dram_stride ]; then
   phase stride
-  timeout 90 /tmp/dram_stride run "$R/dram_stride.csv" || echo "dram_stride rc=$?"
+  timeout 120 /tmp/dram_stride run "$R/dram_stride.csv" || echo "dram_stride rc=$?"
 fi
 
 if has gemm; then
@@ -90,27 +90,32 @@ if has ncu; then
   MET=$(paste -sd, "$R/ncu_metrics.txt")
   NCU="ncu --clock-control none --cache-control all --replay-mode kernel --metrics $MET"
   G=0
-  for grp in "1024,1024,1024,0 128,128,32768,0 2048,2048,2048,0 3072,3072,3072,0 4096,4096,1024,0" \
-             "4096,1024,4096,0 640,5120,5120,0 16384,1024,1024,0 1024,1024,16384,0 4096,4096,4096,0" \
-             "8192,1024,8192,0 8192,8192,2048,0 6144,6144,6144,0 4096,14336,4096,0 4096,4096,16384,0" \
-             "8192,8192,8192,0 128,16384,4096,0 4096,4096,4096,1 8192,8192,8192,1 4096,4096,4096,2"; do
+  if [ -n "${NCU_ALL:-}" ]; then
+    python3 "$HERE/gemm_suite.py" specs 15 >"$R/ncu_groups.txt"
+  else
+    printf '%s\n' "1024,1024,1024,0 128,128,32768,0 2048,2048,2048,0 3072,3072,3072,0 4096,4096,1024,0" \
+      "4096,1024,4096,0 640,5120,5120,0 16384,1024,1024,0 1024,1024,16384,0 4096,4096,4096,0" \
+      "8192,1024,8192,0 8192,8192,2048,0 6144,6144,6144,0 4096,14336,4096,0 4096,4096,16384,0" \
+      "8192,8192,8192,0 128,16384,4096,0 4096,4096,4096,1 8192,8192,8192,1 4096,4096,4096,2" >"$R/ncu_groups.txt"
+  fi
+  while read -r grp; do
     G=$((G + 1))
-    T=$(( $(left) - 60 )); [ $T -gt 120 ] && T=120
-    if [ $T -lt 20 ]; then echo "ncu gemm group $G skipped (time)"; continue; fi
+    T=$(( $(left) - 60 )); [ $T -gt 150 ] && T=150
+    if [ $T -lt 25 ]; then echo "ncu gemm group $G skipped (time): $grp"; continue; fi
     echo "ncu gemm group $G: timeout $T s"
     timeout $T $NCU -k 'regex:^gemm_tma_kernel$' -f -o "$R/ncu_gemm$G" \
-      python3 "$HERE/gemm_suite.py" ncu "$R/ncu_gemm${G}_points.json" $grp >"$R/ncu_gemm${G}_log.txt" 2>&1 \
+      python3 "$HERE/gemm_suite.py" ncu "$R/ncu_gemm${G}_points.json" $grp </dev/null >"$R/ncu_gemm${G}_log.txt" 2>&1 \
       || echo "ncu gemm group $G rc=$?"
-    tail -3 "$R/ncu_gemm${G}_log.txt"
+    tail -2 "$R/ncu_gemm${G}_log.txt"
     if [ $G = 1 ] && [ ! -f "$R/ncu_gemm1.ncu-rep" ]; then
       echo "ncu failed with the chosen metrics; retrying group 1 with the minimal list"
       MET=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sector_hit_rate.pct,lts__cycles_active.avg,lts__cycles_elapsed.avg,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,dram__cycles_elapsed.avg.per_second
       NCU="ncu --clock-control none --cache-control all --replay-mode kernel --metrics $MET"
       timeout 100 $NCU -k 'regex:^gemm_tma_kernel$' -f -o "$R/ncu_gemm$G" \
-        python3 "$HERE/gemm_suite.py" ncu "$R/ncu_gemm${G}_points.json" $grp >"$R/ncu_gemm${G}_retry_log.txt" 2>&1 \
+        python3 "$HERE/gemm_suite.py" ncu "$R/ncu_gemm${G}_points.json" $grp </dev/null >"$R/ncu_gemm${G}_retry_log.txt" 2>&1 \
         || echo "ncu gemm group $G retry rc=$?"
     fi
-  done
+  done <"$R/ncu_groups.txt"
   T=$(( $(left) - 25 )); [ $T -gt 60 ] && T=60
   if [ $T -gt 10 ]; then
     timeout $T $NCU -k 'regex:^gemm_tma_kernel$' --launch-skip 200 --launch-count 1 -f -o "$R/ncu_hot" \
@@ -121,7 +126,7 @@ if has ncu; then
     timeout $T $NCU -k 'regex:stride_bw' --launch-skip 1 --launch-count 1 -f -o "$R/ncu_stream" \
       /tmp/dram_stride ncu >"$R/ncu_stream_log.txt" 2>&1 || echo "ncu stream rc=$?"
   fi
-  for t in gemm1 gemm2 gemm3 gemm4 hot stream; do
+  for t in $(seq -f gemm%g 1 $G) hot stream; do
     [ -f "$R/ncu_$t.ncu-rep" ] || continue
     ncu --import "$R/ncu_$t.ncu-rep" --csv --page raw --print-units base \
       >"$R/ncu_${t}_raw.csv" 2>"$R/ncu_${t}_import_err.txt"

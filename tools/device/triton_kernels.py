@@ -223,3 +223,18 @@ def make_gemm_launch_on(a, b, cfg, timed=False):
             gemm_tma_kernel[grid](ad, bd, cd, M, N, K, **kw)
 
     return launch, c, T
+
+
+def make_gemm_twin_with(a, b, cfg, c, T):
+    """The timed twin on given inputs, output c and stamp buffer T ([grid, 5] int64)."""
+    M, K = a.shape
+    N = b.shape[0]
+    ad, bd, cd = gemm_descs(a, b, c, cfg)
+    grid = gemm_grid(M, N, cfg)
+    kw = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+              GROUP_M=cfg["GROUP_M"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+    def launch():
+        gemm_tma_timed_kernel[grid](ad, bd, cd, M, N, K, T, **kw)
+
+    return launch
