@@ -607,7 +607,7 @@ const Schema& simfa_table_schema() {
     s.integer("seed").def(1).min(0).doc(
         "global seed; each component's PRNG is seeded from it and the component's path");
     s.integer("max_cycles")
-        .unit("cycles")
+        .unit("SM cycles")
         .def(0)
         .min(0)
         .doc("watchdog: stop the run after this many cycles; 0 = no limit");
@@ -621,7 +621,13 @@ const Schema& gpu_table_schema() {
     Schema s;
     s.string("name").doc("the GPU's name, for reports");
     s.integer("sm_count").unit("SMs").range(1, kIntMax).doc("streaming multiprocessors");
-    s.frequency("clock_mhz").min(1).doc("SM clock; every latency in cycles counts this clock");
+    s.frequency("clock_mhz").min(1).doc(
+        "SM clock; the event queue and every latency in SM cycles count this clock");
+    s.frequency("memory_clock_mhz")
+        .def(0.0)
+        .min(0)
+        .doc("clock of the L2 slices, the request coalescer and the crossbar: latencies and rates "
+             "in memory cycles count it; 0: the SM clock");
     s.size("smem_per_sm").doc("shared memory per SM available to CTAs");
     s.integer("regs_per_sm").unit("registers").min(1).doc("32-bit registers per SM");
     s.integer("max_ctas_per_sm").unit("CTAs").range(1, kIntMax).doc("resident CTAs per SM");
@@ -658,6 +664,14 @@ const Schema& gpu_table_schema() {
         .doc(
             "dense FP16 tensor-core FLOPs per SM cycle (analytical model); default: H800, 989.4 "
             "TFLOP/s / (132 SMs x 1830 MHz)");
+    // 0 keeps a run's event time equal to its span; configs/h200.toml sets the constant
+    // measured in validation/h200/launch_overhead.csv.
+    s.real("launch_overhead_ns")
+        .unit("ns")
+        .def(0.0)
+        .min(0)
+        .doc("what a CUDA-event (or do_bench) timing of a kernel adds to its span from the first "
+             "CTA's start to the last CTA's end: the stats' kernel.event_us = time_us + this");
     return s;
   }();
   return schema;
@@ -861,6 +875,7 @@ Manifest resolve_manifest(const ManifestDocument& document, const SchemaCatalog&
   m.gpu.name = gpu.string("name");
   m.gpu.sm_count = static_cast<int>(gpu.integer("sm_count"));
   m.gpu.clock_mhz = gpu.frequency_mhz("clock_mhz");
+  m.gpu.memory_clock_mhz = gpu.frequency_mhz("memory_clock_mhz");
   m.gpu.smem_per_sm_bytes = gpu.size_bytes("smem_per_sm");
   m.gpu.regs_per_sm = gpu.integer("regs_per_sm");
   m.gpu.max_ctas_per_sm = static_cast<int>(gpu.integer("max_ctas_per_sm"));
@@ -870,6 +885,7 @@ Manifest resolve_manifest(const ManifestDocument& document, const SchemaCatalog&
   m.dram_bandwidth = gpu.bandwidth("dram_bandwidth");
   m.l2_bandwidth = gpu.bandwidth("l2_bandwidth");
   m.mma_flops_per_cycle_per_sm = gpu.real("mma_flops_per_cycle_per_sm");
+  m.launch_overhead_ns = gpu.real("launch_overhead_ns");
   m.plugin_path = document.plugin_path();
   m.resolved = resolved_json(simfa, gpu, m.components);
   m.sha256 = sha256_hex(json::serialize(m.resolved));

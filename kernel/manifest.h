@@ -71,6 +71,8 @@ struct Manifest {
   double dram_bandwidth = 0;  ///< bytes per second
   double l2_bandwidth = 0;    ///< bytes per second; 0 = unknown
   double mma_flops_per_cycle_per_sm = 0;
+  /// What a CUDA-event timing adds to the kernel's span (launch, grid ramp-up, drain), in ns.
+  double launch_overhead_ns = 0;
   /// Directories, each resolved against the manifest that names it.
   std::vector<std::string> plugin_path;
   /// Every slot in kGpuSlots order, each followed by its sub-slots (depth first).

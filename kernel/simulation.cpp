@@ -241,8 +241,10 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
   const char* outcome = r.outcome == RunOutcome::kCompleted  ? "completed"
                         : r.outcome == RunOutcome::kDeadlock ? "deadlock"
                                                              : "watchdog";
+  const double time_us = static_cast<double>(r.cycles) / manifest_.gpu.clock_mhz;
   out["kernel"] = json::object{{"cycles", r.cycles},
-                               {"time_us", static_cast<double>(r.cycles) / manifest_.gpu.clock_mhz},
+                               {"time_us", time_us},
+                               {"event_us", time_us + manifest_.launch_overhead_ns / 1e3},
                                {"ctas", r.ctas},
                                {"outcome", outcome}};
   // The memory component's own counters, merged into "memory" beside any it already holds.
@@ -272,6 +274,9 @@ std::string Simulation::summary(const RunResult& r) const {
   std::string s;
   s += fmt::format("kernel            {} cycles, {:.3f} us at {} MHz ({} CTAs on {} SMs)\n", r.cycles,
                    time_us, manifest_.gpu.clock_mhz, r.ctas, manifest_.gpu.sm_count);
+  if (manifest_.launch_overhead_ns > 0)
+    s += fmt::format("as events time it {:.3f} us (the span + {:.3f} us of launch overhead)\n",
+                     time_us + manifest_.launch_overhead_ns / 1e3, manifest_.launch_overhead_ns / 1e3);
   s += fmt::format("tensor core busy  {}\n", utilization("tensor_core.busy_cycles"));
   s += fmt::format("TMA busy          {}\n", utilization("tma.busy_cycles"));
   auto stalls = stats_.sum_indexed_by_tail("sm", "stall.");

@@ -27,10 +27,10 @@ void TtgirSource::describe(Schema& schema) {
       "kernel arguments, ';'-separated: scalars (M=4096) and per descriptor NAME.shape=AxB "
       "(required when it is loaded), NAME.strides=AxB (elements; default row-major), "
       "NAME.base=ADDR (docs/ttgir.md)");
-  schema.integer("prologue_bubble").def(0).min(0).unit("cycles").doc(
+  schema.integer("prologue_bubble").def(0).min(0).unit("SM cycles").doc(
       "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
       "records (calibration, docs/ttgir.md)");
-  schema.integer("per_iteration_bubble").def(0).min(0).unit("cycles").doc(
+  schema.integer("per_iteration_bubble").def(0).min(0).unit("SM cycles").doc(
       "cycles added to every iteration of a loop that holds a warp_group_dot (calibration, "
       "docs/ttgir.md)");
   schema.integer("registers_per_thread").def(0).range(0, 255).unit("registers").doc(

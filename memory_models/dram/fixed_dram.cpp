@@ -44,7 +44,7 @@ void FixedDram::describe(Schema& schema) {
 
 FixedDram::FixedDram(const BuildContext& context)
     : events_(context.events),
-      clock_(context.gpu.clock_mhz),
+      clock_(context.gpu.sm_clock()),
       latency_(femtoseconds_from_ns(context.params.real("latency_ns")) +
                femtoseconds_from_ns(context.params.real("controller_latency_ns"))),
       bytes_per_second_(static_cast<std::uint64_t>(std::llround(context.params.bandwidth("bandwidth")))),

@@ -7,7 +7,7 @@
 // (`controller_latency_ns` is dram.hbm3's parameter of that name, so a manifest that swaps the
 // backend keeps its L2-to-DRAM path.)
 //
-// Time is kept in femtoseconds and mapped to SM cycles at gpu.clock_mhz (sm_clock.h), rounding
+// Time is kept in femtoseconds and mapped to SM cycles at gpu.clock_mhz (simfa/clock.h), rounding
 // the completion up to the first SM cycle that starts at or after it, and never earlier than the
 // cycle after the send. For ablations (configs/ablations/fixed_dram.toml) and calibration.
 #pragma once
@@ -19,7 +19,7 @@
 
 #include "dram_totals.h"
 #include "slot_pool.h"
-#include "sm_clock.h"
+#include "simfa/clock.h"
 
 namespace simfa::memory_models {
 
@@ -36,7 +36,7 @@ class FixedDram final : public DramBackend, private EventTarget {
   void on_event(Cycle now, std::uint64_t payload) override;
 
   EventQueue& events_;
-  SmClock clock_;
+  ClockDomain clock_;  ///< the SM clock
   Femtoseconds latency_;  ///< latency_ns + controller_latency_ns
   std::uint64_t bytes_per_second_;
   Femtoseconds queue_free_ = 0;  ///< when the queue finishes the last transfer accepted so far

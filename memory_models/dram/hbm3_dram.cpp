@@ -224,7 +224,7 @@ Hbm3Dram::Hbm3Dram(const BuildContext& context)
     : events_(context.events),
       organization_(resolve_organization(context.params, resolve_preset(context.params))),
       timing_(resolve_timing(context.params, resolve_preset(context.params))),
-      clock_(context.gpu.clock_mhz),
+      clock_(context.gpu.sm_clock()),
       tck_(femtoseconds_from_ns(timing_.tCK_ns)),
       controller_latency_(femtoseconds_from_ns(context.params.real("controller_latency_ns"))),
       burst_bytes_(static_cast<std::uint32_t>(organization_.burst_bytes())),

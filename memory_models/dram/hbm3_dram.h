@@ -5,7 +5,7 @@
 //
 // Clock domains. The channels run in memory cycles of tCK; the SM clock is gpu.clock_mhz. Time
 // is exact: a memory cycle m starts at m x tCK femtoseconds and an SM cycle c at
-// floor(c x 1e15 / Hz) femtoseconds (sm_clock.h). A request sent in SM cycle c reaches its
+// floor(c x 1e15 / Hz) femtoseconds (simfa/clock.h). A request sent in SM cycle c reaches its
 // channels at the first memory-clock edge strictly after c starts; it is answered in the first
 // SM cycle that starts at or after the data of its last burst has crossed the bus (never before
 // the cycle after the send), plus `controller_latency_ns` (the path between the L2 and the
@@ -29,7 +29,7 @@
 #include "hbm3_channel.h"
 #include "hbm3_config.h"
 #include "slot_pool.h"
-#include "sm_clock.h"
+#include "simfa/clock.h"
 
 namespace simfa::memory_models {
 
@@ -78,7 +78,7 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
   EventQueue& events_;
   Hbm3Organization organization_;
   Hbm3Timing timing_;
-  SmClock clock_;
+  ClockDomain clock_;  ///< the SM clock
   Femtoseconds tck_;
   Femtoseconds controller_latency_;  ///< added to every response after its data end
   std::uint32_t burst_bytes_;

@@ -17,7 +17,7 @@ void IdealMemory::describe(Schema& schema) {
   // is a few hundred cycles in Luo et al.'s H800 microbenchmarks, the paper's [12]); a round
   // figure for an idealized backend, not a calibration.
   schema.integer("latency")
-      .unit("cycles")
+      .unit("SM cycles")
       .def(400)
       .range(1, 1e9)
       .doc("cycles from send to response for every request (>= 1: responses arrive no earlier "

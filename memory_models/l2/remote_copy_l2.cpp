@@ -18,10 +18,10 @@ void RemoteCopyL2::describe(Schema& schema) {
   // pointer chase (validation/h200/README.md, section 1, latency histogram at 1980 MHz) has its
   // L2-hit mode at 260-300 cycles and the likely far-partition-hit mode at 420-480: 450 - 280.
   schema.integer("far_latency")
-      .unit("cycles")
+      .unit("memory cycles")
       .def(170)
       .range(0, 1e6)
-      .doc("cycles added to every response of a request served across the partitions");
+      .doc("memory cycles added to every response of a request served across the partitions");
   // The paper calibrates both knobs against the H800 latency curve (IV-C) but its surviving text
   // does not give their values: 0.5 and 0.5 are uncalibrated midpoints until a manifest sets
   // them from a measured curve.
@@ -53,7 +53,8 @@ void RemoteCopyL2::describe(Schema& schema) {
 RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
     : SlicedCache(context),
       half_(slices() / 2),
-      far_latency_(static_cast<Cycle>(context.params.integer("far_latency"))),
+      far_latency_(context.gpu.memory_clock().latency_in(
+          context.gpu.sm_clock(), static_cast<std::uint64_t>(context.params.integer("far_latency")))),
       max_insert_probability_(context.params.real("max_insert_probability")),
       occupancy_threshold_(context.params.real("occupancy_threshold")),
       alternate_(context.params.string("sm_partition") == "alternate"),

@@ -56,17 +56,17 @@ void SlicedCache::describe(Schema& schema) {
   // 200 cycles: Accel-Sim's L2 hit path on A100/H100 (gpgpu_l2_rop_latency 200); calibrated per
   // card from the pointer-chase floor (validation/h200/).
   schema.integer("hit_latency")
-      .unit("cycles")
+      .unit("memory cycles")
       .def(200)
       .range(1, 1e6)
-      .doc("cycles from a slice taking a request to its response on a hit (>= 1)");
+      .doc("memory cycles from a slice taking a request to its response on a hit (>= 1)");
   // 0.25: A100's 5120 B/clk of L2 read bandwidth (NVIDIA A100 whitepaper) over 160 slices is
   // 32 B/clk per slice: one 128 B line every 4 cycles.
   schema.real("requests_per_cycle")
-      .unit("requests/cycle")
+      .unit("requests/memory cycle")
       .def(0.25)
       .range(1.0 / 1024, 64)
-      .doc("requests one slice takes per cycle (fractional: one every 1/x cycles)");
+      .doc("requests one slice takes per memory cycle (fractional: one every 1/x cycles)");
   // 256: the paper's calibration (IV-C, Figure 4: the inflection of a 192..384 sweep).
   schema.integer("mshr_per_slice")
       .unit("MSHRs")
@@ -96,10 +96,13 @@ SlicedCache::SlicedCache(const BuildContext& context)
       line_bytes_(u32(context.params.integer("line_bytes"))),
       sector_bytes_(u32(context.params.integer("sector_bytes"))),
       mshrs_(u32(context.params.integer("mshr_per_slice"))),
-      hit_latency_(static_cast<Cycle>(context.params.integer("hit_latency"))),
-      interval_(static_cast<std::uint64_t>(
-          std::llround(static_cast<double>(std::uint64_t{1} << kRateShift) /
-                       context.params.real("requests_per_cycle")))),
+      // The slices count memory cycles; the event queue, SM cycles.
+      hit_latency_(context.gpu.memory_clock().latency_in(
+          context.gpu.sm_clock(), static_cast<std::uint64_t>(context.params.integer("hit_latency")))),
+      interval_(static_cast<std::uint64_t>(std::llround(
+          static_cast<double>(std::uint64_t{1} << kRateShift) /
+          context.gpu.memory_clock().rate_in(context.gpu.sm_clock(),
+                                             context.params.real("requests_per_cycle"))))),
       hits_(context.stats.counter("hits", "requests", kHitsDoc)),
       misses_(context.stats.counter("misses", "requests", kMissesDoc)),
       writebacks_(context.stats.counter("writebacks", "lines", kWritebacksDoc)),

@@ -34,7 +34,7 @@ void TmaTraffic::describe(Schema& schema) {
       "merge the requests of one op to distinct lines (the TMA unit's per-line deduplication, "
       "DESIGN.md §3); false: one 32-byte-sector request per sector of every row, no merging");
   schema.integer("requests_per_cycle")
-      .unit("requests/cycle")
+      .unit("requests/SM cycle")
       .def(1)
       .range(1, 64)
       .doc("line requests generated per cycle; 1 models no TMAU-internal issue parallelism, "

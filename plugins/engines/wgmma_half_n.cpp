@@ -65,13 +65,13 @@ void WgmmaHalfN::describe(Schema& schema) {
       .range(1, 1024)
       .doc("issued-but-unfinished WGMMAs the instruction buffer holds; issue stalls when full");
   schema.integer("issue_interval")
-      .unit("cycles")
+      .unit("SM cycles")
       .def(1)
       .range(1, 1e6)
       .doc("minimum cycles between accepted issues (1: no limit beyond the SM's one issue per "
            "cycle)");
   schema.integer("completion_latency")
-      .unit("cycles")
+      .unit("SM cycles")
       .def(0)
       .range(0, 1e6)
       .doc("fixed cycles from the end of pipeline occupancy to completion (buffer slot frees "

@@ -68,7 +68,7 @@ TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sdk ABI 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 2"), std::string::npos) << o.out;
 }
 
 TEST(Cli, PluginsListsTheBuiltInComponents) {
@@ -133,6 +133,21 @@ TEST(Cli, StatsFileHoldsTheContract) {
   for (const char* k : {"wall_seconds", "cycles_per_second", "peak_rss_bytes"})
     EXPECT_TRUE(s.at("sim").as_object().contains(k)) << k;
   EXPECT_TRUE(s.at("sm[0]").is_object());
+}
+
+TEST(Cli, EventTimeIsTheSpanPlusTheLaunchOverhead) {
+  fs::path plain = temp_file("span.json"), timed = temp_file("event.json");
+  const std::string run = "run " + source("configs/h800.toml") + " -q --workload " +
+                          source("examples/traces/gemm_grid.trace");
+  ASSERT_EQ(simfa(run + " --stats " + plain.string()).exit_code, 0);
+  Outcome o = simfa(run + " --stats " + timed.string() + " --set gpu.launch_overhead_ns=2500");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const json::object a = read_json(plain).at("kernel").as_object();
+  const json::object b = read_json(timed).at("kernel").as_object();
+  // The overhead moves what events measure, never the simulated span.
+  EXPECT_EQ(a.at("cycles"), b.at("cycles"));
+  EXPECT_DOUBLE_EQ(a.at("event_us").to_number<double>(), a.at("time_us").to_number<double>());
+  EXPECT_DOUBLE_EQ(b.at("event_us").to_number<double>(), b.at("time_us").to_number<double>() + 2.5);
 }
 
 // DESIGN §2: the event-driven loop must equal the per-cycle reference loop, cycle for cycle and

@@ -361,6 +361,31 @@ TEST(RemoteCopyL2, PartitionsOfSmsAndSlices) {
   EXPECT_EQ(alt.l2->partition_of_sm(2), 0u);
 }
 
+TEST(UnifiedL2, LatencyAndRateCountTheMemoryClock) {
+  // The slice runs at 2000 MHz under a 1000 MHz SM clock. Hit latency 11 memory cycles is
+  // ceil(11 / 2) = 6 SM cycles; 0.25 requests per memory cycle are one every 2 SM cycles (had
+  // they counted SM cycles: a latency of 11 and one request every 4 cycles).
+  MemoryBench bench;
+  bench.gpu.clock_mhz = 1000;
+  bench.gpu.memory_clock_mhz = 2000;
+  auto l2 = bench.make<UnifiedL2>(
+      with(small(1, 1), {{"hit_latency", std::int64_t{11}}, {"requests_per_cycle", 0.25}}));
+  auto map = bench.make<LinearSliceMap>();
+  RecordingMemory dram(bench.events, 100);
+  RecordingClient client;
+  l2->connect(*map, dram);
+  const auto send_at = [&](Cycle at, const MemRequest& request) {
+    bench.events.call(at, Priority::kEngine, [&l2, request](Cycle now) { l2->send(now, request); });
+  };
+  send_at(0, read_request(0, 100, client));  // a miss: DRAM 100, then the hit latency
+  for (std::uint64_t t = 0; t < 4; ++t) send_at(1000, read_request(0, t, client));
+  bench.events.run();
+  EXPECT_EQ(client.at(100), 0u + 100 + 6);
+  std::vector<Cycle> taken;
+  for (std::uint64_t t = 0; t < 4; ++t) taken.push_back(client.at(t) - 6);
+  EXPECT_EQ(taken, (std::vector<Cycle>{1000, 1002, 1004, 1006}));
+}
+
 TEST(RemoteCopyL2, FarLatencyCharged) {
   auto rig = remote(partitioned(2, 4, 0, 1));  // no shadow copies
   rig.send_at(0, read_request(2 * kLine, 1, rig.client, 0));     // home slice 2: far for SM 0

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "simfa/clock.h"
 #include "simfa/error.h"
 #include "simfa/event_queue.h"
 #include "simfa/params.h"
@@ -18,11 +19,19 @@ namespace simfa {
 struct GpuConfig {
   std::string name;
   int sm_count = 1;
-  double clock_mhz = 1000.0;
+  double clock_mhz = 1000.0;  ///< the SM domain, which the event queue's cycles count
+  /// The memory system's domain: the L2 slices, the request coalescer and the crossbar between
+  /// them and the SMs. 0: the SM clock.
+  double memory_clock_mhz = 0.0;
   std::int64_t smem_per_sm_bytes = 0;
   std::int64_t regs_per_sm = 0;
   int max_ctas_per_sm = 1;
   int max_warpgroups_per_sm = 1;
+
+  ClockDomain sm_clock() const { return ClockDomain(clock_mhz); }
+  ClockDomain memory_clock() const {
+    return ClockDomain(memory_clock_mhz > 0 ? memory_clock_mhz : clock_mhz);
+  }
 };
 
 /// How the run loop advances time: by events (default) or one cycle at a time (the paper's
