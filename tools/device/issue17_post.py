@@ -30,12 +30,13 @@ WANTED = [
     "lts__t_sectors_srcunit_ltcfabric_lookup_miss.sum",
     "lts__t_sector_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
     "lts__cycles_active.avg", "lts__cycles_elapsed.avg",
+    "lts__cycles_active.avg.pct_of_peak_sustained_elapsed",
     "sm__cycles_active.avg", "sm__cycles_elapsed.avg",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
 ]
-LRC_MAX = 24
+LRC_MAX = 64
 
 
 def base_of(metric):
@@ -54,7 +55,8 @@ def pick_metrics(listing, out):
     clocks = sorted(n for n in names if n.endswith("__cycles_elapsed"))
     chosen += [n + ".avg.per_second" for n in clocks]
     for n in ("lrc__cycles_active", "ltcfabric__cycles_active", "fbpa__cycles_active",
-              "dram__cycles_active"):
+              "dram__cycles_active", "lrc__lrc2xbar_cycles_active", "lrc__lrc2xbar_cycles_stalled",
+              "lrc__xbar2lrc_cycles_active"):
         if n in names:
             chosen.append(n + ".avg")
     for n in ("lrc__cycles_elapsed", "ltcfabric__cycles_elapsed", "fbpa__cycles_elapsed",
@@ -225,6 +227,8 @@ def ncu_tables(R):
         pj = os.path.join(R, f"ncu_gemm{G}_points.json")
         pp = json.load(open(pj)) if os.path.exists(pj) else []
         pp = (pp + [{}] * len(rr))[:len(rr)]
+        for r in rr:
+            r["ncu_group"] = str(G)
         g_rows += rr
         pts += pp
         g_units.update(uu)
@@ -233,11 +237,21 @@ def ncu_tables(R):
         for m in metric_cols([r]):
             if m not in mets:
                 mets.append(m)
+    # keep the requested metrics (ncu_metrics.txt) and a few launch facts; the raw CSV keeps
+    # everything ncu wrote (device attributes, all launch__ columns)
+    asked = os.path.join(R, "ncu_metrics.txt")
+    if os.path.exists(asked):
+        want = set(l.strip() for l in open(asked) if l.strip())
+        keep = {"launch__grid_size", "launch__registers_per_thread",
+                "launch__shared_mem_per_block_dynamic", "launch__shared_mem_per_block_static",
+                "launch__waves_per_multiprocessor", "launch__occupancy_limit_shared_mem"}
+        mets = [m for m in mets if m in want or m in keep]
     out_rows = []
     for i, r in enumerate(g_rows):
         p = pts[i] if i < len(pts) else {}
         o = {k: p.get(k, "") for k in ("M", "N", "K", "block_m", "block_n", "block_k", "stages",
                                        "warps", "group_m", "grid", "category")}
+        o["ncu_group"] = r.get("ncu_group", "")
         o["ncu_id"] = r.get("ID", "")
         o["ncu_grid"] = r.get("Grid Size", "")
         if p:

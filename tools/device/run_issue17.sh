@@ -3,7 +3,9 @@
 #
 # Run through the device tool from the repository root, e.g.
 #   run(command="bash tools/device/run_issue17.sh 2>&1 | tee $OUT/log.txt", timeout_s=600)
-# Optional argument: comma-separated steps (default env,launch,stride,gemm,ncu):
+# Optional argument: comma-separated steps (default env,launch,stride,gemm,ncu). Environment:
+# BUDGET (s, default 570), NCU_RESERVE (s the gemm step leaves for ncu, 150), SUITE_PASSES (1),
+# NCU_ALL (profile all 135 suite points), NCU_REPEAT (repeat the default 20 ncu points N times).
 #   env     versions, device properties, clocks as found
 #   launch  launch overhead: CUDA events vs in-kernel span (launch_overhead.cu, launch_triton.py)
 #   stride  strided DRAM traffic through 2D TMA boxes, bandwidth and latency (dram_stride.cu)
@@ -93,10 +95,12 @@ if has ncu; then
   if [ -n "${NCU_ALL:-}" ]; then
     python3 "$HERE/gemm_suite.py" specs 15 >"$R/ncu_groups.txt"
   else
+    for rep in $(seq 1 ${NCU_REPEAT:-1}); do
     printf '%s\n' "1024,1024,1024,0 128,128,32768,0 2048,2048,2048,0 3072,3072,3072,0 4096,4096,1024,0" \
       "4096,1024,4096,0 640,5120,5120,0 16384,1024,1024,0 1024,1024,16384,0 4096,4096,4096,0" \
       "8192,1024,8192,0 8192,8192,2048,0 6144,6144,6144,0 4096,14336,4096,0 4096,4096,16384,0" \
-      "8192,8192,8192,0 128,16384,4096,0 4096,4096,4096,1 8192,8192,8192,1 4096,4096,4096,2" >"$R/ncu_groups.txt"
+      "8192,8192,8192,0 128,16384,4096,0 4096,4096,4096,1 8192,8192,8192,1 4096,4096,4096,2"
+    done >"$R/ncu_groups.txt"
   fi
   while read -r grp; do
     G=$((G + 1))
