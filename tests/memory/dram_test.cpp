@@ -20,7 +20,6 @@
 
 #include "dram_harness.h"
 #include "fixed_dram.h"
-#include "hbm3_address_map.h"
 #include "hbm3_dram.h"
 #include "simfa/error.h"
 
@@ -265,35 +264,6 @@ TEST(Hbm3Presets, BadValuesAreInputErrors) {
       EXPECT_NE(std::string(e.what()).find("address_mapping '"), std::string::npos) << e.what();
     }
   }
-}
-
-TEST(Hbm3AddressMap, DefaultStreamsLinesAcrossPseudoChannelsThenChannels) {
-  const Hbm3Organization o = with_stacks(kHbm3Stack, 5);
-  const Hbm3AddressMap map("RoCoBaBgStChPc", o, 128);
-  auto at = [&](Addr a) {
-    const DramLocation l = map.locate(a);
-    return std::make_tuple(l.channel, l.pseudo_channel, l.bank_group, l.bank, l.row);
-  };
-  // Line 0, and every burst inside it: channel 0, pc 0, bank group 0, bank 0, row 0.
-  EXPECT_EQ(at(0), std::make_tuple(0u, 0u, 0u, 0u, std::uint64_t{0}));
-  EXPECT_EQ(at(96), at(0));
-  EXPECT_EQ(at(128), std::make_tuple(0u, 1u, 0u, 0u, std::uint64_t{0}));   // line 1: pc 1
-  EXPECT_EQ(at(256), std::make_tuple(1u, 0u, 0u, 0u, std::uint64_t{0}));   // line 2: channel 1
-  // Line 2 x 16 = 32: the second stack, channel 16. Line 2 x 16 x 5 = 160: bank group 1.
-  EXPECT_EQ(at(32 * 128), std::make_tuple(16u, 0u, 0u, 0u, std::uint64_t{0}));
-  EXPECT_EQ(at(160 * 128), std::make_tuple(0u, 0u, 1u, 0u, std::uint64_t{0}));
-  // x 4 bank groups = 640: bank 1; x 4 banks = 2560: the next column group of row 0; x 8 column
-  // groups (1 KiB row / 128 B) = 20480: row 1.
-  EXPECT_EQ(at(640 * 128), std::make_tuple(0u, 0u, 0u, 1u, std::uint64_t{0}));
-  EXPECT_EQ(at(2560 * 128), at(0));
-  EXPECT_EQ(at(20480 * 128), std::make_tuple(0u, 0u, 0u, 0u, std::uint64_t{1}));
-  // The harness's inverse agrees.
-  EXPECT_EQ(at(hbm3_address(o, 3, 7, 1, 2, 3, 12345, 5)),
-            std::make_tuple(3u * 16 + 7, 1u, 2u, 3u, std::uint64_t{12345}));
-  // Another order: channel most significant below the row.
-  const Hbm3AddressMap channel_major("RoChStPcBgBaCo", o, 128);
-  EXPECT_EQ(channel_major.locate(128).channel, 0u);
-  EXPECT_EQ(channel_major.locate(8 * 128).bank, 1u);  // 8 column groups fill the row first
 }
 
 // ---- dram.hbm3: timing on the unit clock -------------------------------------------------------
