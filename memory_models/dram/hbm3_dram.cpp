@@ -151,8 +151,11 @@ std::uint32_t resolve_interleave(const Params& params, const Hbm3Organization& o
 
 Hbm3AddressMap resolve_map(const Params& params, const Hbm3Organization& o) {
   const std::uint32_t interleave = resolve_interleave(params, o);
+  // The schema allows only these two.
+  const Hbm3AddressHash hash =
+      params.string("address_hash") == "xor" ? Hbm3AddressHash::kXor : Hbm3AddressHash::kNone;
   try {
-    return Hbm3AddressMap(params.string("address_mapping"), o, interleave);
+    return Hbm3AddressMap(params.string("address_mapping"), o, interleave, hash);
   } catch (const std::invalid_argument& e) {
     params.fail("address_mapping", e.what());
   }
@@ -181,6 +184,13 @@ void Hbm3Dram::describe(Schema& schema) {
       .doc("how an interleave granule's index splits into row (Ro), column group (Co), bank (Ba), "
            "bank group (Bg), pseudo-channel (Pc), channel (Ch) and stack (St), most significant "
            "first, Ro first (docs/memory-hierarchy.md)");
+  schema.string("address_hash")
+      .def("none")
+      .choices({"none", "xor"})
+      .doc("none: the mapping's digits as they are; xor: the channel-level (Pc, Ch, St) and "
+           "bank-level (Bg, Ba) digits XORed with GF(2) residues of the digits above them, so "
+           "that rows a power-of-two stride apart spread over every channel and bank (a "
+           "bijection; docs/memory-hierarchy.md)");
   schema.integer("interleave_bytes")
       .unit("bytes")
       .def(128)

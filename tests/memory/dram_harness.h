@@ -143,12 +143,17 @@ inline Addr hbm3_address(const memory_models::Hbm3Organization& o, std::uint32_t
   return g * 128;
 }
 
-/// Keeps `depth` requests of `bytes` in flight, reading consecutive addresses from 0, until
-/// `total` have been sent.
+/// Keeps `depth` requests of `bytes` in flight, reading from 0 at addresses `stride` apart
+/// (consecutive ones when `stride` is 0), until `total` have been sent.
 class StreamClient final : public MemClient {
  public:
-  StreamClient(MemoryPort& port, std::uint32_t depth, std::uint64_t total, std::uint32_t bytes)
-      : port_(port), depth_(depth), total_(total), bytes_(bytes) {}
+  StreamClient(MemoryPort& port, std::uint32_t depth, std::uint64_t total, std::uint32_t bytes,
+               std::uint64_t stride = 0)
+      : port_(port),
+        depth_(depth),
+        total_(total),
+        bytes_(bytes),
+        stride_(stride ? stride : bytes) {}
 
   void start(Cycle now) {
     first_send = now;
@@ -166,12 +171,13 @@ class StreamClient final : public MemClient {
 
  private:
   void send(Cycle now) {
-    port_.send(now, MemRequest{sent_ * bytes_, bytes_, 0, false, sent_, this});
+    port_.send(now, MemRequest{sent_ * stride_, bytes_, 0, false, sent_, this});
     ++sent_;
   }
   MemoryPort& port_;
   std::uint64_t depth_, total_, sent_ = 0;
   std::uint32_t bytes_;
+  std::uint64_t stride_;
 };
 
 }  // namespace simfa::test
