@@ -76,11 +76,12 @@ GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
 GemmKernel::Tile GemmKernel::tile_of(std::uint64_t cta) const {
   const auto pid = static_cast<std::int64_t>(cta);
   if (shape_.raster == Raster::kRowMajor) return {pid / tiles_n_, pid % tiles_n_};
-  // Triton's matmul tutorial: groups of kGroupRows tile rows; inside a group, column by column.
-  const std::int64_t in_group = kGroupRows * tiles_n_;
-  const std::int64_t first_m = pid / in_group * kGroupRows;
-  const std::int64_t group_rows = std::min(tiles_m_ - first_m, kGroupRows);
-  return {first_m + pid % in_group % group_rows, pid % in_group / group_rows};
+  // Triton's matmul tutorial, term by term: groups of group_m tile rows, inside a group column
+  // by column; pid_m takes pid (not its rank in the group) modulo the group's rows.
+  const std::int64_t in_group = shape_.group_m * tiles_n_;
+  const std::int64_t first_m = pid / in_group * shape_.group_m;
+  const std::int64_t group_rows = std::min(tiles_m_ - first_m, shape_.group_m);
+  return {first_m + pid % group_rows, pid % in_group / group_rows};
 }
 
 void GemmKernel::load_k_tile(std::int64_t k, std::uint8_t stage, const Tile& tile,

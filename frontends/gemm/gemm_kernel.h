@@ -15,11 +15,11 @@ namespace simfa::gemm {
 
 enum class Raster : std::uint8_t {
   kRowMajor,  ///< CTA i computes tile (i / tiles_n, i % tiles_n)
-  kGrouped,   ///< Triton's grouped order: kGroupRows tile rows, column by column inside a group
+  kGrouped,   ///< Triton's grouped order: group_m tile rows, column by column inside a group
 };
-/// Tile rows per group of the grouped raster: GROUP_SIZE_M = 8 of Triton's matmul tutorial
-/// (python/tutorials/03-matrix-multiplication.py).
-inline constexpr std::int64_t kGroupRows = 8;
+/// Tile rows per group of the grouped raster by default: GROUP_SIZE_M = 8 of Triton's matmul
+/// tutorial (python/tutorials/03-matrix-multiplication.py).
+inline constexpr std::int64_t kDefaultGroupRows = 8;
 
 enum class Dtype : std::uint8_t { kFp16, kBf16, kFp8 };
 /// Bytes per A and B element.
@@ -47,6 +47,7 @@ struct GemmShape {
   std::int64_t stages = 3;
   bool warp_specialized = false;
   Raster raster = Raster::kRowMajor;
+  std::int64_t group_m = kDefaultGroupRows;  ///< tile rows per group of the grouped raster
   Dtype dtype = Dtype::kFp16;
   BLayout b_layout = BLayout::kNK;
   Addr a_base = 0;  ///< global byte addresses of the tensors (multiples of 16)

@@ -56,6 +56,7 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   s.stages = params.integer("stages");
   s.warp_specialized = params.boolean("warp_specialized");
   s.raster = choice<Raster>(params, "raster", kRasterNames);
+  s.group_m = params.integer("group_m");
   s.dtype = choice<Dtype>(params, "dtype", kDtypeNames);
   s.b_layout = choice<BLayout>(params, "b_layout", kBLayoutNames);
   s.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
@@ -65,6 +66,10 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   if (s.block_m % kWgmmaM != 0)
     params.fail("block_m", "block_m = " + std::to_string(s.block_m) +
                                " is not a multiple of 64, the M of one WGMMA instruction");
+  if (s.raster == Raster::kRowMajor && s.group_m != kDefaultGroupRows)
+    params.fail("group_m", "group_m = " + std::to_string(s.group_m) +
+                               " sets raster = \"grouped\"; row_major takes the tiles row by "
+                               "row (Triton's GROUP_SIZE_M = 1)");
   if (s.block_n % 8 != 0)
     params.fail("block_n", "block_n = " + std::to_string(s.block_n) +
                                " is not a multiple of 8, the N granularity of WGMMA");
@@ -157,7 +162,13 @@ void GemmSource::describe(Schema& schema) {
   schema.string("raster")
       .def("row_major")
       .choices({"row_major", "grouped"})
-      .doc("CTA order over the tiles: row by row, or Triton's groups of 8 tile rows");
+      .doc("CTA order over the tiles: row by row, or Triton's groups of group_m tile rows");
+  // GROUP_SIZE_M of Triton's matmul tutorial.
+  schema.integer("group_m")
+      .def(kDefaultGroupRows)
+      .range(1, kMaxDimension)
+      .unit("tiles")
+      .doc("tile rows per group of raster = \"grouped\" (Triton's GROUP_SIZE_M)");
   schema.string("dtype")
       .def("fp16")
       .choices({"fp16", "bf16", "fp8"})
@@ -209,6 +220,7 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"stages", str(s.stages)},
       {"warp_specialized", s.warp_specialized ? "true" : "false"},
       {"raster", kRasterNames[static_cast<int>(s.raster)]},
+      {"group_m", str(s.group_m)},
       {"dtype", kDtypeNames[static_cast<int>(s.dtype)]},
       {"b_layout", kBLayoutNames[static_cast<int>(s.b_layout)]},
       {"a_base", hex(s.a_base)},

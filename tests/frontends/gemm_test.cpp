@@ -184,10 +184,26 @@ TEST(GemmRaster, GroupedFollowsTritonsGroupsOfEightTileRows) {
   for (std::uint64_t c = 0; c < kernel.cta_count(); ++c) seen.insert(at(c));
   EXPECT_EQ(seen.size(), 30u);
 
+  // 11 x 4 tiles: the last group's 3 rows start at CTA 32, and Triton's pid_m = 8 + pid % 3
+  // takes pid itself modulo 3 (32 % 3 = 2), not its rank in the group.
+  s.m = 11 * 128;
+  s.n = 4 * 128;
+  const GemmKernel eleven(s);
+  EXPECT_EQ(eleven.tile_of(32).m, 10);
+  EXPECT_EQ(eleven.tile_of(32).n, 0);
+  EXPECT_EQ(eleven.tile_of(33).m, 8);
+  EXPECT_EQ(eleven.tile_of(43).m, 9);
+  EXPECT_EQ(eleven.tile_of(43).n, 3);
+
+  s.group_m = 2;  // groups of 2 rows: CTA 9 is the second group's second row, first column
+  const GemmKernel pairs(s);
+  EXPECT_EQ(pairs.tile_of(9).m, 3);
+  EXPECT_EQ(pairs.tile_of(9).n, 0);
+
   s.raster = Raster::kRowMajor;
   const GemmKernel rows(s);
-  EXPECT_EQ(rows.tile_of(4).m, 1);
-  EXPECT_EQ(rows.tile_of(4).n, 1);
+  EXPECT_EQ(rows.tile_of(5).m, 1);  // 4 tile columns
+  EXPECT_EQ(rows.tile_of(5).n, 1);
 }
 
 /// The (address, bytes) rows a TMA op of map `id` fetches, per CTA.
@@ -328,6 +344,7 @@ TEST(GemmSourceComponent, ParametersAndDefaults) {
   EXPECT_EQ(p["block_k"], "64");
   EXPECT_EQ(p["stages"], "3");
   EXPECT_EQ(p["raster"], "row_major");
+  EXPECT_EQ(p["group_m"], "8");
   EXPECT_EQ(p["dtype"], "fp16");
   EXPECT_EQ(p["b_layout"], "nk");
   EXPECT_EQ(p["warp_specialized"], "false");
@@ -392,6 +409,7 @@ TEST(GemmSourceComponent, ErrorsNameTheKey) {
                6, "needs 512 accumulator registers per thread");
   expect_error(with({"stages", i64(8)}), 5,
                "need 288 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
+  expect_error(with({"group_m", i64(4)}), 5, "group_m = 4 sets raster = \"grouped\"");
 }
 
 }  // namespace
