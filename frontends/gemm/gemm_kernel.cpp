@@ -1,6 +1,7 @@
 #include "gemm_kernel.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace simfa::gemm {
 
@@ -49,28 +50,56 @@ std::uint32_t wgmma_k(Dtype dtype) {
   return dtype == Dtype::kFp8 ? 32 : 16;
 }
 
+/// One WarpGroup's code being written: cycles charged between instructions (calibration, the
+/// epilogue) are held back and issued as one BUBBLE before the next instruction, as the TTGIR
+/// route merges consecutive costs (cta_lowering.cpp), so the two routes agree bubble for bubble.
+class GemmKernel::Stream {
+ public:
+  explicit Stream(std::vector<Instruction>& code) : code_(code) {}
+  void charge(std::uint64_t cycles) { pending_ += cycles; }
+  void push(const Instruction& instruction) {
+    for (; pending_ > 0; pending_ -= std::min(pending_, kMaxBubble))
+      code_.push_back(
+          Instruction::bubble(static_cast<std::uint32_t>(std::min(pending_, kMaxBubble))));
+    code_.push_back(instruction);
+  }
+
+ private:
+  static constexpr std::uint64_t kMaxBubble = std::numeric_limits<std::uint32_t>::max();
+  std::vector<Instruction>& code_;
+  std::uint64_t pending_ = 0;
+};
+
 GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
   const GemmShape& s = shape_;
   const std::uint32_t e = element_bytes(s.dtype);
   tiles_m_ = ceil_div(s.m, s.block_m);
   tiles_n_ = ceil_div(s.n, s.block_n);
   k_tiles_ = ceil_div(s.k, s.block_k);
-  consumers_ = s.warp_specialized && s.block_m % (2 * kWgmmaM) == 0 ? 2 : 1;
+  if (s.warp_specialized)
+    consumers_ = s.block_m % (2 * kWgmmaM) == 0 ? 2 : 1;
+  else
+    consumers_ = static_cast<std::uint32_t>(s.warps / kWarpsPerWarpGroup);
   rows_per_consumer_ = s.block_m / consumers_;
   wgmmas_per_k_tile_ = static_cast<std::uint32_t>(ceil_div(rows_per_consumer_, kWgmmaM) *
                                                   ceil_div(s.block_k, wgmma_k(s.dtype)));
+  const std::int64_t ring = s.stages * (s.block_m + s.block_n) * s.block_k * e;
+  const std::int64_t c_tile = s.block_m * s.block_n * kOutputBytes;
   smem_bytes_ =
-      s.stages * (s.block_m + s.block_n) * s.block_k * e + s.block_m * s.block_n * kOutputBytes;
+      s.warp_specialized ? ring + c_tile : std::max(ring + s.stages * kMbarrierBytes, c_tile);
   accumulator_registers_ =
       static_cast<std::uint32_t>(rows_per_consumer_ * s.block_n / kThreadsPerWarpGroup);
+  epilogue_cycles_ = static_cast<std::uint32_t>(
+      kEpiloguePasses * ceil_div(rows_per_consumer_ * s.block_n, kEpilogueLanes));
 
   maps_.push_back(matrix("A", s.a_base, e, s.k, s.m, s.block_k, s.block_m));
   if (s.b_layout == BLayout::kNK)
     maps_.push_back(matrix("B", s.b_base, e, s.k, s.n, s.block_k, s.block_n));
   else
     maps_.push_back(matrix("B", s.b_base, e, s.n, s.k, s.block_n, s.block_k));
-  // Each consumer stores its own rows of the C tile.
-  maps_.push_back(matrix("C", s.c_base, kOutputBytes, s.n, s.m, s.block_n, rows_per_consumer_));
+  // Triton stores the whole tile from one thread; CUTLASS's consumers each store their rows.
+  const std::int64_t store_rows = s.warp_specialized ? rows_per_consumer_ : s.block_m;
+  maps_.push_back(matrix("C", s.c_base, kOutputBytes, s.n, s.m, s.block_n, store_rows));
 }
 
 GemmKernel::Tile GemmKernel::tile_of(std::uint64_t cta) const {
@@ -84,88 +113,108 @@ GemmKernel::Tile GemmKernel::tile_of(std::uint64_t cta) const {
   return {first_m + pid % group_rows, pid % in_group / group_rows};
 }
 
-void GemmKernel::load_k_tile(std::int64_t k, std::uint8_t stage, const Tile& tile,
-                             std::vector<Instruction>& code, CtaProgram& out) const {
+void GemmKernel::load_k_tile(std::int64_t k, const Tile& tile, bool acquire, Stream& code,
+                             CtaProgram& out) const {
+  const auto stage = static_cast<std::uint8_t>(k % shape_.stages);
   const std::int64_t k0 = k * shape_.block_k;
   const std::int64_t m0 = tile.m * shape_.block_m;
   const std::int64_t n0 = tile.n * shape_.block_n;
-  code.push_back(Instruction::acquire_stage(stage));
-  code.push_back(Instruction::tma_load(kMapA, push_coords(out, k0, m0), stage));
+  if (acquire) code.push(Instruction::acquire_stage(stage));
+  code.push(Instruction::tma_load(kMapA, push_coords(out, k0, m0), stage));
   const std::uint32_t b =
       shape_.b_layout == BLayout::kNK ? push_coords(out, k0, n0) : push_coords(out, n0, k0);
-  code.push_back(Instruction::tma_load(kMapB, b, stage));
+  code.push(Instruction::tma_load(kMapB, b, stage));
 }
 
-void GemmKernel::multiply_k_tile(std::int64_t k, std::vector<Instruction>& code) const {
+void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
   const auto gid = static_cast<std::uint32_t>(k);
   const auto n = static_cast<std::uint16_t>(shape_.block_n);
   const auto instr_k = static_cast<std::uint16_t>(wgmma_k(shape_.dtype));
+  code.push(Instruction::mb_wait(static_cast<std::uint8_t>(k % shape_.stages)));
   for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i)
-    code.push_back(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
-  code.push_back(Instruction::wgmma_commit(gid));
-  if (shape_.per_iteration_bubble > 0)
-    code.push_back(Instruction::bubble(shape_.per_iteration_bubble));
+    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
+  code.push(Instruction::wgmma_commit(gid));
 }
 
 void GemmKernel::build(std::uint64_t cta, CtaProgram& out) const {
-  const GemmShape& s = shape_;
   out.clear();
   out.cta_id = cta;
   out.smem_bytes = smem_bytes_;
-  out.stage_count = static_cast<std::uint32_t>(s.stages);
-  out.consumers_per_stage = consumers_;
-  out.warpgroups.reserve(1 + consumers_);  // `begin` hands out references into it
+  out.stage_count = static_cast<std::uint32_t>(shape_.stages);
   const Tile tile = tile_of(cta);
-  const std::int64_t kt = k_tiles_;
-  const std::int64_t depth = s.stages;
-  auto slot = [&](std::int64_t k) { return static_cast<std::uint8_t>(k % depth); };
-  auto begin = [&](std::uint32_t registers_per_thread) -> std::vector<Instruction>& {
-    WarpGroupProgram& wg = out.warpgroups.emplace_back();
-    wg.registers = registers_per_thread * kThreadsPerWarpGroup;
-    if (s.prologue_bubble > 0) wg.code.push_back(Instruction::bubble(s.prologue_bubble));
-    return wg.code;
-  };
-  // The consumer side of k-tile k with one WGMMA group kept in flight (Triton's pipelined
-  // matmul, CUTLASS's K_PIPE_MMAS = 1): waiting until one group is outstanding retires k-1's,
-  // whose slot is then free.
-  auto consume = [&](std::int64_t k, std::vector<Instruction>& code) {
-    code.push_back(Instruction::mb_wait(slot(k)));
-    multiply_k_tile(k, code);
-    if (k > 0) {
-      code.push_back(Instruction::wgmma_wait(1));
-      code.push_back(Instruction::release_stage(slot(k - 1)));
-    }
-  };
-  auto drain = [&](std::vector<Instruction>& code, std::uint32_t consumer) {
-    code.push_back(Instruction::wgmma_wait(0));
-    code.push_back(Instruction::release_stage(slot(kt - 1)));
-    code.push_back(Instruction::tma_store(
-        kMapC,
-        push_coords(out, tile.n * s.block_n, tile.m * s.block_m + consumer * rows_per_consumer_)));
-    code.push_back(Instruction::exit());
-  };
+  if (shape_.warp_specialized)
+    build_warp_specialized(tile, out);
+  else
+    build_pipelined(tile, out);
+}
 
-  if (!s.warp_specialized) {
-    // One WarpGroup runs the software pipeline: stages-1 k-tiles in flight before the first
-    // WGMMA; each iteration refills the slot the previous one released.
-    std::vector<Instruction>& code =
-        begin(round_to_allocation_unit(accumulator_registers_ + kBaseRegistersPerThread));
-    for (std::int64_t k = 0; k < std::min(depth - 1, kt); ++k)
-      load_k_tile(k, slot(k), tile, code, out);
+// Triton's software-pipelined loop (tests/data/ttgir/gemm_tma.ttgir): the first WarpGroup
+// issues stages-1 k-tiles ahead; every iteration waits for its k-tile, multiplies it, waits
+// until one WGMMA group is outstanding (retiring k-1's, whose slot the next copy overwrites)
+// and refills that slot. No empty barriers: the wait orders the reuse, so no ACQUIRE/RELEASE.
+void GemmKernel::build_pipelined(const Tile& tile, CtaProgram& out) const {
+  const GemmShape& s = shape_;
+  const std::int64_t kt = k_tiles_;
+  const std::int64_t ahead = s.stages - 1;
+  const auto registers = round_to_allocation_unit(accumulator_registers_ + kBaseRegistersPerThread);
+  out.consumers_per_stage = 1;
+  out.warpgroups.resize(consumers_);
+  for (std::uint32_t w = 0; w < consumers_; ++w) {
+    WarpGroupProgram& wg = out.warpgroups[w];
+    wg.registers = registers * kThreadsPerWarpGroup;
+    Stream code(wg.code);
+    const bool loads = w == 0;  // the copies come from one elected thread
+    code.charge(s.prologue_bubble);
+    if (loads)
+      for (std::int64_t k = 0; k < std::min(ahead, kt); ++k) load_k_tile(k, tile, false, code, out);
     for (std::int64_t k = 0; k < kt; ++k) {
-      consume(k, code);
-      if (k + depth - 1 < kt) load_k_tile(k + depth - 1, slot(k + depth - 1), tile, code, out);
+      code.charge(s.per_iteration_bubble);
+      multiply_k_tile(k, code);
+      code.push(Instruction::wgmma_wait(1));
+      if (loads && k + ahead < kt) load_k_tile(k + ahead, tile, false, code, out);
     }
-    drain(code, 0);
-    return;
+    code.push(Instruction::wgmma_wait(0));
+    code.charge(epilogue_cycles_);
+    if (loads)
+      code.push(
+          Instruction::tma_store(kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m)));
+    code.push(Instruction::exit());
   }
-  std::vector<Instruction>& producer = begin(kBaseRegistersPerThread);
-  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, slot(k), tile, producer, out);
-  producer.push_back(Instruction::exit());
+}
+
+// CUTLASS's cooperative kernel: a producer WarpGroup loads every k-tile into the ring; each
+// consumer keeps one WGMMA group in flight (K_PIPE_MMAS = 1): waiting until one group is
+// outstanding retires k-1's, whose slot it then releases.
+void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgram& out) const {
+  const GemmShape& s = shape_;
+  const std::int64_t kt = k_tiles_;
+  auto slot = [&](std::int64_t k) { return static_cast<std::uint8_t>(k % s.stages); };
+  out.consumers_per_stage = consumers_;
+  out.warpgroups.resize(1 + consumers_);
+  out.warpgroups[0].registers = kBaseRegistersPerThread * kThreadsPerWarpGroup;
+  Stream producer(out.warpgroups[0].code);
+  producer.charge(s.prologue_bubble);
+  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, tile, true, producer, out);
+  producer.push(Instruction::exit());
   for (std::uint32_t c = 0; c < consumers_; ++c) {
-    std::vector<Instruction>& code = begin(kConsumerRegistersPerThread);
-    for (std::int64_t k = 0; k < kt; ++k) consume(k, code);
-    drain(code, c);
+    WarpGroupProgram& wg = out.warpgroups[1 + c];
+    wg.registers = kConsumerRegistersPerThread * kThreadsPerWarpGroup;
+    Stream code(wg.code);
+    code.charge(s.prologue_bubble);
+    for (std::int64_t k = 0; k < kt; ++k) {
+      code.charge(s.per_iteration_bubble);
+      multiply_k_tile(k, code);
+      if (k > 0) {
+        code.push(Instruction::wgmma_wait(1));
+        code.push(Instruction::release_stage(slot(k - 1)));
+      }
+    }
+    code.push(Instruction::wgmma_wait(0));
+    code.push(Instruction::release_stage(slot(kt - 1)));
+    code.charge(epilogue_cycles_);
+    code.push(Instruction::tma_store(
+        kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m + c * rows_per_consumer_)));
+    code.push(Instruction::exit());
   }
 }
 

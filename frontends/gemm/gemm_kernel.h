@@ -1,7 +1,9 @@
 // The TMA + WGMMA GEMM of the paper's section V-B as per-CTA programs: C = A x B with one CTA
 // per block_m x block_n tile of C, a `stages`-deep ring of A and B k-tiles, and real global
 // addresses (section V-C), so CTAs that share an A row-block or a B column-block load the same
-// lines. docs/workloads.md describes the programs instruction by instruction.
+// lines. Without warp specialization the program is the one Triton's TMA matmul runs, as the
+// static TTGIR route lowers it (tests/frontends/gemm_ttgir_equivalence_test.cpp compares them);
+// docs/workloads.md describes the programs instruction by instruction.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,10 @@ enum class BLayout : std::uint8_t { kNK, kKN };
 
 /// One WGMMA instruction covers 64 rows (m64nNk).
 inline constexpr std::int64_t kWgmmaM = 64;
+/// Warps of a WarpGroup; a warp of the MMA layout covers 16 rows (Triton's nvidia_mma v3
+/// instrShape [16, n, k]).
+inline constexpr std::int64_t kWarpsPerWarpGroup = 4;
+inline constexpr std::int64_t kRowsPerWarp = 16;
 
 struct GemmShape {
   std::int64_t m = 0;
@@ -46,6 +52,8 @@ struct GemmShape {
   std::int64_t block_k = 64;
   std::int64_t stages = 3;
   bool warp_specialized = false;
+  /// Warps of the non-warp-specialized kernel (Triton's num_warps): warps / 4 WarpGroups.
+  std::int64_t warps = 4;
   Raster raster = Raster::kRowMajor;
   std::int64_t group_m = kDefaultGroupRows;  ///< tile rows per group of the grouped raster
   Dtype dtype = Dtype::kFp16;
@@ -54,7 +62,7 @@ struct GemmShape {
   Addr b_base = 0;
   Addr c_base = 0;
   std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
-  std::uint32_t per_iteration_bubble = 0;  ///< cycles after every k-tile's WGMMAs
+  std::uint32_t per_iteration_bubble = 0;  ///< cycles at the start of every k-tile iteration
 };
 
 /// Registers per thread beyond the accumulators: CUTLASS's producer WarpGroup keeps 40
@@ -65,6 +73,16 @@ inline constexpr std::uint32_t kBaseRegistersPerThread = 40;
 /// (MmaRegisterRequirement = 232, same file).
 inline constexpr std::uint32_t kConsumerRegistersPerThread = 232;
 inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
+/// Bytes of one mbarrier: Triton allocates one per stage in shared memory (3 x 8 of the 98328
+/// bytes Triton reported for its 128x128x64, 3-stage GEMM on the H200; docs/ttgir.md §4).
+inline constexpr std::int64_t kMbarrierBytes = 8;
+/// Register-tensor elements a WarpGroup converts or writes to shared memory per cycle: an SM's
+/// 128 FP32 lanes a cycle (CUDA C++ Programming Guide, arithmetic instruction throughput, sm_90),
+/// the rate the TTGIR route charges register work at (docs/ttgir.md §4, `alu_lanes`).
+inline constexpr std::int64_t kEpilogueLanes = 128;
+/// Register passes of the epilogue over each accumulator: the FP32 -> FP16 conversion and the
+/// write of C to shared memory for its TMA store (Triton's arith.truncf and ttg.local_alloc).
+inline constexpr std::int64_t kEpiloguePasses = 2;
 
 class GemmKernel {
  public:
@@ -86,23 +104,32 @@ class GemmKernel {
   /// The tile CTA `cta` computes, in the raster order.
   Tile tile_of(std::uint64_t cta) const;
 
-  /// WarpGroups that issue WGMMAs: 1, or with warp specialization 2 when block_m is a multiple
-  /// of 128 (CUTLASS's cooperative kernel: each consumer owns half the rows), else 1.
+  /// WarpGroups that issue WGMMAs, each owning block_m / consumers rows of the tile: warps / 4
+  /// without warp specialization (Triton's warpsPerCTA [warps, 1]); with it 2 when block_m is a
+  /// multiple of 128 (CUTLASS's cooperative kernel: each consumer owns half the rows), else 1.
   std::uint32_t consumers() const { return consumers_; }
   /// WGMMAs per k-tile of one consumer: (rows / 64) x 1 x (block_k / wgmma_k); N = block_n in
   /// one instruction since block_n <= 256.
   std::uint32_t wgmmas_per_k_tile() const { return wgmmas_per_k_tile_; }
-  /// stages x (A tile + B tile) + the C tile staged for its TMA store.
+  /// Without warp specialization Triton's allocation: stages x (A tile + B tile) and the stages'
+  /// mbarriers, whose space the C tile reuses for its TMA store once the K loop is done; with
+  /// it stages x (A tile + B tile) plus a C tile of its own (CUTLASS's epilogue buffer).
   std::int64_t smem_bytes() const { return smem_bytes_; }
   /// Accumulator registers per thread of one consumer: rows x block_n fp32 over 128 threads.
   std::uint32_t accumulator_registers() const { return accumulator_registers_; }
+  /// Cycles each consumer spends converting its accumulators and writing them to shared
+  /// memory before the store: kEpiloguePasses x rows x block_n / kEpilogueLanes.
+  std::uint32_t epilogue_cycles() const { return epilogue_cycles_; }
 
   void build(std::uint64_t cta, CtaProgram& out) const;
 
  private:
-  void load_k_tile(std::int64_t k, std::uint8_t stage, const Tile& tile,
-                   std::vector<Instruction>& code, CtaProgram& out) const;
-  void multiply_k_tile(std::int64_t k, std::vector<Instruction>& code) const;
+  class Stream;
+  void load_k_tile(std::int64_t k, const Tile& tile, bool acquire, Stream& code,
+                   CtaProgram& out) const;
+  void multiply_k_tile(std::int64_t k, Stream& code) const;
+  void build_pipelined(const Tile& tile, CtaProgram& out) const;
+  void build_warp_specialized(const Tile& tile, CtaProgram& out) const;
 
   GemmShape shape_;
   std::vector<TensorMap> maps_;
@@ -114,6 +141,7 @@ class GemmKernel {
   std::uint32_t wgmmas_per_k_tile_ = 0;
   std::int64_t smem_bytes_ = 0;
   std::uint32_t accumulator_registers_ = 0;
+  std::uint32_t epilogue_cycles_ = 0;
 };
 
 }  // namespace simfa::gemm

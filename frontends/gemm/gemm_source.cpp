@@ -55,6 +55,7 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   s.block_k = params.integer("block_k");
   s.stages = params.integer("stages");
   s.warp_specialized = params.boolean("warp_specialized");
+  s.warps = params.integer("warps");
   s.raster = choice<Raster>(params, "raster", kRasterNames);
   s.group_m = params.integer("group_m");
   s.dtype = choice<Dtype>(params, "dtype", kDtypeNames);
@@ -66,6 +67,20 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   if (s.block_m % kWgmmaM != 0)
     params.fail("block_m", "block_m = " + std::to_string(s.block_m) +
                                " is not a multiple of 64, the M of one WGMMA instruction");
+  if (s.warps % kWarpsPerWarpGroup != 0)
+    params.fail("warps", "warps = " + std::to_string(s.warps) +
+                             " is not a multiple of 4: WGMMA is issued by whole WarpGroups");
+  if (s.warp_specialized && s.warps != kWarpsPerWarpGroup)
+    params.fail("warps", "warps = " + std::to_string(s.warps) +
+                             " with warp_specialized = true: warps sets the non-warp-specialized "
+                             "kernel; the warp-specialized one has a producer and 1 or 2 "
+                             "consumer WarpGroups");
+  if (!s.warp_specialized && s.block_m % (kRowsPerWarp * s.warps) != 0)
+    params.fail("warps", "warps = " + std::to_string(s.warps) +
+                             " shares block_m = " + std::to_string(s.block_m) + " rows among " +
+                             std::to_string(s.warps / kWarpsPerWarpGroup) +
+                             " WarpGroups, each a multiple of 64: block_m must be a multiple of " +
+                             std::to_string(kRowsPerWarp * s.warps));
   if (s.raster == Raster::kRowMajor && s.group_m != kDefaultGroupRows)
     params.fail("group_m", "group_m = " + std::to_string(s.group_m) +
                                " sets raster = \"grouped\"; row_major takes the tiles row by "
@@ -101,12 +116,13 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
                                (s.warp_specialized ? "consumer WarpGroup has" : "thread can hold") +
                                "; use a smaller block_m or block_n");
   if (gpu.smem_per_sm_bytes > 0 && probe.smem_bytes() > gpu.smem_per_sm_bytes)
-    params.fail("stages", "stages = " + std::to_string(s.stages) + " of " +
-                              std::to_string(s.block_m) + "x" + std::to_string(s.block_k) +
-                              " A and " + std::to_string(s.block_n) + "x" +
-                              std::to_string(s.block_k) + " B tiles plus the C tile need " +
-                              kib(probe.smem_bytes()) + " of shared memory; gpu.smem_per_sm is " +
-                              kib(gpu.smem_per_sm_bytes));
+    params.fail("stages",
+                "stages = " + std::to_string(s.stages) + " of " + std::to_string(s.block_m) + "x" +
+                    std::to_string(s.block_k) + " A and " + std::to_string(s.block_n) + "x" +
+                    std::to_string(s.block_k) + " B tiles " +
+                    (s.warp_specialized ? "plus the C tile" : "and their mbarriers") + " need " +
+                    kib(probe.smem_bytes()) + " of shared memory; gpu.smem_per_sm is " +
+                    kib(gpu.smem_per_sm_bytes));
 
   // Base addresses: given, or each tensor after the previous one.
   Addr next = kFirstTensorBase;
@@ -154,6 +170,9 @@ void GemmSource::describe(Schema& schema) {
   // triton.Config's default num_stages (Triton's Python API reference).
   schema.integer("stages").def(3).range(2, 64).doc(
       "ring slots of A and B k-tiles (Triton's default num_stages = 3)");
+  schema.integer("warps").def(4).range(4, 16).unit("warps").doc(
+      "warps of the non-warp-specialized kernel (Triton's num_warps, a multiple of 4): warps / 4 "
+      "WarpGroups share the tile's rows");
   schema.boolean("warp_specialized")
       .def(false)
       .doc(
@@ -193,8 +212,8 @@ void GemmSource::describe(Schema& schema) {
       .range(0, 4294967295.0)
       .unit("cycles")
       .doc(
-          "frontend calibration: cycles after each k-tile's WGMMAs (the paper's V-B3 fit on H800: "
-          "330 per block_k = 64)");
+          "frontend calibration: cycles at the start of each k-tile iteration (the paper's V-B3 "
+          "fit on H800: 330 per block_k = 64)");
 }
 
 GemmSource::GemmSource(const BuildContext& context)
@@ -219,6 +238,7 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"block_k", str(s.block_k)},
       {"stages", str(s.stages)},
       {"warp_specialized", s.warp_specialized ? "true" : "false"},
+      {"warps", str(s.warps)},
       {"raster", kRasterNames[static_cast<int>(s.raster)]},
       {"group_m", str(s.group_m)},
       {"dtype", kDtypeNames[static_cast<int>(s.dtype)]},
@@ -234,6 +254,7 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"consumers", str(kernel_.consumers())},
       {"wgmmas_per_k_tile", str(kernel_.wgmmas_per_k_tile())},
       {"smem_bytes", str(kernel_.smem_bytes())},
+      {"epilogue_cycles", str(kernel_.epilogue_cycles())},
   };
 }
 

@@ -44,20 +44,21 @@ TEST(GemmProgram, NonWarpSpecialized256x256x128IsTheHandWrittenPipeline) {
   EXPECT_EQ(p.cta_id, 1u);
   EXPECT_EQ(p.stage_count, 3u);
   EXPECT_EQ(p.consumers_per_stage, 1u);
-  EXPECT_EQ(p.smem_bytes, 3 * (16384 + 16384) + 32768);  // 3 x (A + B tile) + C tile
+  // 3 x (A + B tile) + 3 mbarriers; the C tile reuses the ring (Triton reported 98328).
+  EXPECT_EQ(p.smem_bytes, 3 * (16384 + 16384) + 3 * 8);
   ASSERT_EQ(p.warpgroups.size(), 1u);
   EXPECT_EQ(p.warpgroups[0].registers, 168u * 128);  // 128 accumulators + 40
 
-  // Two k-tiles of 64 with three stages: both are loaded before the first WGMMA.
-  std::vector<std::string> expected = {
-      "ACQUIRE_STAGE 0", "TMA_LOAD A 0,0 s0",  "TMA_LOAD B 0,128 s0",
-      "ACQUIRE_STAGE 1", "TMA_LOAD A 64,0 s1", "TMA_LOAD B 64,128 s1",
-      "MB_WAIT 0"};
+  // Two k-tiles of 64 with three stages: both are loaded before the first WGMMA; every
+  // iteration keeps one group in flight, the first too.
+  std::vector<std::string> expected = {"TMA_LOAD A 0,0 s0", "TMA_LOAD B 0,128 s0",
+                                       "TMA_LOAD A 64,0 s1", "TMA_LOAD B 64,128 s1", "MB_WAIT 0"};
   repeat(expected, 8, "WGMMA 64,128,16 gid 0");  // 2 m64 rows x 1 n128 x 4 k16
-  expected.insert(expected.end(), {"WGMMA_COMMIT 0", "MB_WAIT 1"});
+  expected.insert(expected.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "MB_WAIT 1"});
   repeat(expected, 8, "WGMMA 64,128,16 gid 1");
-  expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0",
-                                   "WGMMA_WAIT 0", "RELEASE_STAGE 1", "TMA_STORE C 128,0", "EXIT"});
+  // The epilogue converts and writes 128 x 128 accumulators: 2 x 16384 / 128 cycles.
+  expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256",
+                                   "TMA_STORE C 128,0", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
 
   const auto& maps = source->tensor_maps();
@@ -75,30 +76,52 @@ TEST(GemmProgram, NonWarpSpecialized256x256x128IsTheHandWrittenPipeline) {
   EXPECT_EQ(maps[2].box[1], 128u);
 }
 
-TEST(GemmProgram, SteadyStateRefillsTheReleasedSlot) {
+TEST(GemmProgram, SteadyStateRefillsTheSlotOfTheRetiredGroup) {
   Harness h;
   auto source = h.make({{"m", i64(128)}, {"n", i64(128)}, {"k", i64(256)}, {"stages", i64(2)}});
   CtaProgram p;
   source->build(0, p);
-  std::vector<std::string> expected = {"ACQUIRE_STAGE 0", "TMA_LOAD A 0,0 s0", "TMA_LOAD B 0,0 s0",
-                                       "MB_WAIT 0"};
-  repeat(expected, 8, "WGMMA 64,128,16 gid 0");
-  expected.insert(expected.end(), {"WGMMA_COMMIT 0", "ACQUIRE_STAGE 1", "TMA_LOAD A 64,0 s1",
-                                   "TMA_LOAD B 64,0 s1"});
-  for (int k = 1; k < 4; ++k) {
-    const std::string s = std::to_string(k % 2), prev = std::to_string((k - 1) % 2);
+  EXPECT_EQ(p.smem_bytes, 2 * 32768 + 2 * 8);
+  std::vector<std::string> expected = {"TMA_LOAD A 0,0 s0", "TMA_LOAD B 0,0 s0"};
+  for (int k = 0; k < 4; ++k) {
+    const std::string s = std::to_string(k % 2), next = std::to_string((k + 1) % 2);
     expected.push_back("MB_WAIT " + s);
     repeat(expected, 8, "WGMMA 64,128,16 gid " + std::to_string(k));
-    expected.insert(expected.end(),
-                    {"WGMMA_COMMIT " + std::to_string(k), "WGMMA_WAIT 1", "RELEASE_STAGE " + prev});
+    // WGMMA_WAIT 1 retires k-1's group, which read the slot k+1 is loaded into.
+    expected.insert(expected.end(), {"WGMMA_COMMIT " + std::to_string(k), "WGMMA_WAIT 1"});
     if (k + 1 < 4)
-      expected.insert(
-          expected.end(),
-          {"ACQUIRE_STAGE " + prev, "TMA_LOAD A " + std::to_string(64 * (k + 1)) + ",0 s" + prev,
-           "TMA_LOAD B " + std::to_string(64 * (k + 1)) + ",0 s" + prev});
+      expected.insert(expected.end(),
+                      {"TMA_LOAD A " + std::to_string(64 * (k + 1)) + ",0 s" + next,
+                       "TMA_LOAD B " + std::to_string(64 * (k + 1)) + ",0 s" + next});
   }
-  expected.insert(expected.end(), {"WGMMA_WAIT 0", "RELEASE_STAGE 1", "TMA_STORE C 0,0", "EXIT"});
+  expected.insert(expected.end(), {"WGMMA_WAIT 0", "BUBBLE 256", "TMA_STORE C 0,0", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
+}
+
+// Triton's 128 x 256 x 64 tile with 8 warps: warpsPerCTA [8, 1], so each WarpGroup owns 64 rows
+// (4 m64n256k16 a k-tile); the first WarpGroup issues every copy and the store of the whole tile.
+TEST(GemmProgram, EightWarpsShareTheTileByRows) {
+  Harness h;
+  auto source = h.make(
+      {{"m", i64(256)}, {"n", i64(512)}, {"k", i64(64)}, {"block_n", i64(256)}, {"warps", i64(8)}});
+  CtaProgram p;
+  source->build(3, p);  // tile (1, 1)
+  ASSERT_EQ(p.warpgroups.size(), 2u);
+  EXPECT_EQ(p.consumers_per_stage, 1u);
+  EXPECT_EQ(p.smem_bytes, 3 * (128 + 256) * 64 * 2 + 3 * 8);
+  for (const auto& wg : p.warpgroups) EXPECT_EQ(wg.registers, 168u * 128);  // 64 x 256 / 128 + 40
+  std::vector<std::string> first = {"TMA_LOAD A 0,128 s0", "TMA_LOAD B 0,256 s0", "MB_WAIT 0"};
+  repeat(first, 4, "WGMMA 64,256,16 gid 0");
+  // One k-tile: the second prologue copy is past K. 64 x 256 accumulators: 2 x 128 cycles.
+  first.insert(first.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256",
+                             "TMA_STORE C 256,128", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), first);
+  std::vector<std::string> second = {"MB_WAIT 0"};
+  repeat(second, 4, "WGMMA 64,256,16 gid 0");
+  second.insert(second.end(),
+                {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256", "EXIT"});
+  EXPECT_EQ(listing(p.warpgroups[1], p, source->tensor_maps()), second);
+  EXPECT_EQ(source->tensor_maps()[2].box[1], 128u);  // the whole tile in one store
 }
 
 TEST(GemmProgram, WarpSpecializedHasAProducerAndTwoConsumers) {
@@ -123,12 +146,14 @@ TEST(GemmProgram, WarpSpecializedHasAProducerAndTwoConsumers) {
     repeat(expected, 4, "WGMMA 64,128,16 gid 0");  // 64 rows each: 1 x 1 x 4
     expected.insert(expected.end(), {"WGMMA_COMMIT 0", "MB_WAIT 1"});
     repeat(expected, 4, "WGMMA 64,128,16 gid 1");
-    expected.insert(expected.end(),
-                    {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0", "WGMMA_WAIT 0",
-                     "RELEASE_STAGE 1", "TMA_STORE C 128," + std::to_string(128 + 64 * c), "EXIT"});
+    // Each converts and writes its 64 x 128 accumulators: 2 x 8192 / 128 cycles.
+    expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0",
+                                     "WGMMA_WAIT 0", "RELEASE_STAGE 1", "BUBBLE 128",
+                                     "TMA_STORE C 128," + std::to_string(128 + 64 * c), "EXIT"});
     EXPECT_EQ(listing(p.warpgroups[1 + c], p, source->tensor_maps()), expected) << "consumer " << c;
   }
   EXPECT_EQ(source->tensor_maps()[2].box[1], 64u);  // each consumer stores 64 rows
+  EXPECT_EQ(p.smem_bytes, 2 * 32768 + 32768);       // the ring and a C tile of its own
 }
 
 TEST(GemmProgram, CalibrationBubblesAndFp8) {
@@ -152,7 +177,7 @@ TEST(GemmProgram, CalibrationBubblesAndFp8) {
     }
     if (code[i].op == Opcode::kBubble && code[i].x == 330) {
       ++bubbles;
-      EXPECT_EQ(code[i - 1].op, Opcode::kWgmmaCommit);
+      EXPECT_EQ(code[i + 1].op, Opcode::kMbWait);  // at the top of the k-tile's iteration
     }
   }
   EXPECT_EQ(bubbles, 2);         // two k-tiles of 128
@@ -344,7 +369,6 @@ TEST(GemmSourceComponent, ParametersAndDefaults) {
   EXPECT_EQ(p["block_k"], "64");
   EXPECT_EQ(p["stages"], "3");
   EXPECT_EQ(p["raster"], "row_major");
-  EXPECT_EQ(p["group_m"], "8");
   EXPECT_EQ(p["dtype"], "fp16");
   EXPECT_EQ(p["b_layout"], "nk");
   EXPECT_EQ(p["warp_specialized"], "false");
@@ -355,7 +379,10 @@ TEST(GemmSourceComponent, ParametersAndDefaults) {
   EXPECT_EQ(p["a_base"], "0x7f0000000000");
   EXPECT_EQ(p["b_base"], "0x7f0002000000");  // A is 32 MiB
   EXPECT_EQ(p["c_base"], "0x7f0004000000");
-  EXPECT_EQ(p["smem_bytes"], std::to_string(128 * 1024));
+  EXPECT_EQ(p["smem_bytes"], "98328");
+  EXPECT_EQ(p["warps"], "4");
+  EXPECT_EQ(p["group_m"], "8");
+  EXPECT_EQ(p["epilogue_cycles"], "256");
 
   auto given = h.make({{"m", i64(128)},
                        {"n", i64(128)},
@@ -408,7 +435,18 @@ TEST(GemmSourceComponent, ErrorsNameTheKey) {
                 {"block_n", i64(256)}},
                6, "needs 512 accumulator registers per thread");
   expect_error(with({"stages", i64(8)}), 5,
-               "need 288 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
+               "and their mbarriers need 262208 bytes of shared memory; gpu.smem_per_sm is 228 KiB",
+               228 * 1024);
+  expect_error(with({"warps", i64(6)}), 5, "warps = 6 is not a multiple of 4");
+  expect_error(
+      {{"m", i64(512)}, {"n", i64(512)}, {"k", i64(512)}, {"block_m", i64(64)}, {"warps", i64(8)}},
+      6, "block_m must be a multiple of 128");
+  expect_error({{"m", i64(512)},
+                {"n", i64(512)},
+                {"k", i64(512)},
+                {"warp_specialized", ParamValue{true}},
+                {"warps", i64(8)}},
+               6, "warps sets the non-warp-specialized kernel");
   expect_error(with({"group_m", i64(4)}), 5, "group_m = 4 sets raster = \"grouped\"");
 }
 
