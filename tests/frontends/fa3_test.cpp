@@ -2,6 +2,7 @@
 // trip against a hand-written program, the event-log reader's errors with their lines, GQA head
 // mapping, causal tile counts and CTA order, and the bytes the tiling loads.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -46,8 +47,10 @@ struct Harness : test::NullBuildContext {
   }
 };
 
+/// A file of the running test alone: CTest runs each test in its own process, several at once
+/// (and other build trees share the temporary directory), so the name carries the process id.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
