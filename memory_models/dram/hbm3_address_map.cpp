@@ -74,14 +74,28 @@ void Hbm3AddressMap::hash(const std::array<Digit, kFields>& digits) {
   std::size_t run_size = 0;
   int run_bits = 0;
   bool run_channel_level = false;
+  std::size_t co_index = 0;
+  while (digits[co_index].field != Field::kCo) ++co_index;
+  // The product of the digits above digit `i` and below Co (1 when Co is not above it).
+  const auto below_co = [&](std::size_t i) {
+    std::uint64_t product = 1;
+    for (std::size_t j = i + 1; j < co_index; ++j) product *= digits[j].count;
+    return product;
+  };
+  std::size_t run_top = 0;  // the digit index of the run's last part
   const auto close_run = [&] {
     if (run_size == 0) return;
     add_unit(std::uint64_t{1} << run_bits, run_bits);
+    if (!run_channel_level && run_top < co_index) {
+      units_[unit_count_ - 1].below_co = below_co(run_top);
+      units_[unit_count_ - 1].co = digits[co_index].count;
+    }
     for (std::size_t i = 0; i < run_size; ++i) add_part(run[i]);
     run_size = 0;
     run_bits = 0;
   };
-  for (const Digit& d : digits) {
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    const Digit& d = digits[i];
     if (d.field == Field::kCo) {  // a place in the row: nothing to spread
       close_run();
       add_unit(d.count, 0);
@@ -97,6 +111,7 @@ void Hbm3AddressMap::hash(const std::array<Digit, kFields>& digits) {
         close_run();
       run[run_size++] =
           Part{d.field, static_cast<std::uint8_t>(run_bits), 0, (std::uint32_t{1} << e) - 1};
+      run_top = i;
       run_bits += e;
       run_channel_level = channel_level;
     }
@@ -171,7 +186,10 @@ DramLocation Hbm3AddressMap::locate(Addr address) const {
     }
     // Hashed by what is left above it, which no unit changes.
     if (unit.residue >= 0) {
-      const std::uint32_t r = residue(residues_[static_cast<std::size_t>(unit.residue)], granule);
+      const std::uint64_t key =
+          unit.co == 1 ? granule
+                       : granule / (unit.below_co * unit.co) * unit.below_co + granule % unit.below_co;
+      const std::uint32_t r = residue(residues_[static_cast<std::size_t>(unit.residue)], key);
       value = unit.shift >= 0 ? value ^ r : static_cast<std::uint32_t>((value + r) % unit.count);
     }
     for (std::size_t p = unit.first_part; p < unit.end_part; ++p) {

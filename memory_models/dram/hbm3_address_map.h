@@ -101,6 +101,10 @@ class Hbm3AddressMap {
     int shift;    ///< log2(count) when count is a power of two (plain bit slicing), else -1
     int residue;  ///< index into residues_ when hashed, else -1
     std::uint8_t first_part, end_part;
+    // A bank-level unit is hashed by the row alone, not by the column group above it: the
+    // columns of one DRAM row then stay in one bank, and a stream keeps its row hits. Its key
+    // leaves out the Co digit: key = above / (below_co x co) x below_co + above mod below_co.
+    std::uint64_t below_co = 1, co = 1;  ///< co = 1: the key is all that is above
   };
   /// Entry [i][b]: the residue of byte b at byte i of a key, b x^(8i + W) mod P_W.
   using ResidueTable = std::array<std::array<std::uint16_t, 256>, 8>;
