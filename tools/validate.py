@@ -1,0 +1,992 @@
+#!/usr/bin/env python3
+"""Runs every committed H200 measurement of validation/h200/ through simfa (DESIGN.md section 12,
+issue 17) and says how far the model is from the silicon.
+
+  tools/validate.py SIMFA MANIFEST [SUITE...] [--csv OUT.csv] [--plot OUT.png] [--jobs N] [--fast]
+
+For each suite (all of them when none is named; `microbenchmarks` names tma_chase and
+tma_bandwidth) it prints a markdown table per compared quantity (point, SM clock, measured,
+predicted, error), its MAPE and largest |error|, and checks the MAPE against the suite's
+threshold in tools/validation_suites.toml. Each simulation runs at the SM clock its point ran at
+(`--set gpu.clock_mhz=...`), `-q --stats FILE`; the prediction is read from the stats JSON
+(docs/stats.md). `--fast` runs a handful of points per suite against the `fast` thresholds (the
+CTest test `validation_fast`).
+
+Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/validation.md):
+  gemm_triton    gemm_triton.csv, gemm_ksweep_single_cta.csv -> the static TTGIR route
+                 (tests/data/ttgir/gemm_tma.ttgir), the `gemm:` generator, the trace route where a
+                 Proton trace exists -> in-kernel span and CUDA-event time
+  gemm_suite     gemm_suite.csv -> the static route with the config's TTGIR (ttgir/gemm_bm.._g..)
+                 and the `gemm:` generator -> span_us and event_us
+  gemm_ncu       gemm_ncu.csv -> the static route -> DRAM read bytes, L2 read sectors
+  tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
+  tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
+The row-to-workload mappings read columns by header name, so new columns break nothing. A
+point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
+
+A suite whose measurement file is not committed yet is skipped with a note. Exit status: 0 when
+every compared quantity is within its threshold, 3 when one is past it, 1 on an error (missing
+binary, manifest or input file, a bad CSV row, a failed simulation), 2 on bad usage.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+H200 = ROOT / "validation" / "h200"
+THRESHOLDS = Path(__file__).resolve().parent / "validation_suites.toml"
+DEFAULT_TTGIR = ROOT / "tests" / "data" / "ttgir" / "gemm_tma.ttgir"
+MICROBENCH = ROOT / "examples" / "microbench"
+
+
+class ValidationError(Exception):
+    """An input the tool cannot use; the message names the file and line."""
+
+
+def rel(path):
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ---- the measurements -------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One CSV row: its values by header name and where it came from."""
+    values: dict
+    path: Path
+    line: int
+
+    @property
+    def where(self):
+        return f"{rel(self.path)}:{self.line}"
+
+    def has(self, *names):
+        return any(self.values.get(n, "") not in ("", None) for n in names)
+
+    def text(self, *names, default=None):
+        for n in names:
+            v = self.values.get(n)
+            if v not in ("", None):
+                return v.strip()
+        if default is not None:
+            return default
+        raise ValidationError(f"{self.where}: no value in column {' or '.join(repr(n) for n in names)}")
+
+    def num(self, *names, default=None):
+        for n in names:
+            v = self.values.get(n)
+            if v in ("", None):
+                continue
+            try:
+                x = float(v.replace(",", "").strip())
+            except ValueError:
+                raise ValidationError(f"{self.where}: column '{n}' is '{v}', not a number") from None
+            if not math.isfinite(x):
+                raise ValidationError(f"{self.where}: column '{n}' is '{v}', not a finite number")
+            return x
+        if default is not None:
+            return default
+        raise ValidationError(f"{self.where}: no value in column {' or '.join(repr(n) for n in names)}")
+
+    def int(self, *names, default=None):
+        x = self.num(*names, default=default)
+        if x != int(x):
+            raise ValidationError(f"{self.where}: column '{names[0]}' is {x}, not an integer")
+        return int(x)
+
+
+def read_csv(path, required=()):
+    """The rows of a CSV by header name (so new columns never break a suite), with line numbers."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationError(f"{rel(path)}: no such file")
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise ValidationError(f"{rel(path)}:1: empty file, no header") from None
+        for name in required:
+            names = name if isinstance(name, tuple) else (name,)
+            if not any(n in header for n in names):
+                raise ValidationError(f"{rel(path)}:1: no column {' or '.join(repr(n) for n in names)}"
+                                      f" (columns: {', '.join(header)})")
+        rows = []
+        for fields in reader:
+            if not fields or all(not x.strip() for x in fields):
+                continue
+            if len(fields) > len(header):
+                raise ValidationError(f"{rel(path)}:{reader.line_num}: {len(fields)} fields, the header has"
+                                      f" {len(header)}")
+            rows.append(Row(dict(zip(header, fields)), path, reader.line_num))
+        return rows
+
+
+# ---- simulations ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sim:
+    """One `simfa run`: a workload (a `NAME:key=value` spec, or the text of a [workload] TOML
+    file) at an SM clock (None: the manifest's). Equal Sims run once."""
+    workload: str
+    clock_mhz: float | None
+    cost: float = field(default=1.0, compare=False)  # relative run time, longest first
+
+    @property
+    def label(self):
+        w = self.workload
+        if w.startswith("[workload]"):
+            m = re.search(r'defines = "([^"]*)"', w)
+            p = re.search(r'path = "([^"]*)"', w)
+            w = f"{Path(p.group(1)).name if p else 'trace'} {m.group(1) if m else ''}"
+        return f"{w} @ {self.clock_mhz} MHz" if self.clock_mhz else w
+
+
+class Simulator:
+    def __init__(self, simfa, manifest, jobs):
+        self.simfa, self.manifest, self.jobs = simfa, manifest, jobs
+        self.tmp = tempfile.TemporaryDirectory(prefix="simfa_validate_")
+        self.counter = 0
+        self.lock = threading.Lock()
+        self.running = set()   # the simfa processes in flight
+        self.stopping = False
+        self._gemm_keys = None
+
+    def run_one(self, sim):
+        with self.lock:
+            self.counter += 1
+            n = self.counter
+        stats = Path(self.tmp.name) / f"{n}.json"
+        workload = sim.workload
+        if workload.startswith("[workload]"):
+            wfile = Path(self.tmp.name) / f"{n}.toml"
+            wfile.write_text(workload)
+            workload = str(wfile)
+        cmd = [self.simfa, "run", self.manifest, "-q", "--workload", workload, "--stats", str(stats)]
+        if sim.clock_mhz:
+            cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
+        t0 = time.monotonic()
+        with self.lock:
+            if self.stopping:
+                return None, 0.0, "stopped"
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.running.add(p)
+        out, err = p.communicate()
+        with self.lock:
+            self.running.discard(p)
+        wall = time.monotonic() - t0
+        if p.returncode != 0 or not stats.is_file():
+            tail = (err or out).strip().splitlines()[-8:]
+            return None, wall, f"simfa exited {p.returncode}: {' '.join(cmd)}\n    " + "\n    ".join(tail)
+        with open(stats) as f:
+            data = json.load(f)
+        stats.unlink()
+        data.pop("manifest", None)
+        if data.get("kernel", {}).get("outcome", "completed") != "completed":
+            return None, wall, f"kernel outcome '{data['kernel']['outcome']}': {' '.join(cmd)}"
+        return data, wall, None
+
+    def stop(self):
+        """Terminates the simulations in flight and starts no other (on an interrupt)."""
+        with self.lock:
+            self.stopping = True
+            for p in self.running:
+                p.terminate()
+
+    def run_all(self, sims, progress):
+        """Runs every distinct Sim, `jobs` at a time, the costliest first. Returns {sim: stats}
+        and {sim: error}."""
+        unique = sorted(set(sims), key=lambda s: -s.cost)
+        results, errors = {}, {}
+        done = 0
+        pool = ThreadPoolExecutor(max_workers=self.jobs)
+        futures = {pool.submit(self.run_one, s): s for s in unique}
+        try:
+            for fut in as_completed(futures):
+                sim = futures[fut]
+                stats, wall, err = fut.result()
+                done += 1
+                if err:
+                    errors[sim] = err
+                else:
+                    results[sim] = stats
+                if progress:
+                    print(f"[{done}/{len(unique)}] {wall:6.1f} s  {sim.label}", file=sys.stderr, flush=True)
+        except BaseException:
+            self.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results, errors
+
+    def gemm_keys(self):
+        """The parameter names workload.gemm declares (`simfa plugins --describe`), so the gemm
+        route passes the Triton config keys the generator knows and no other."""
+        if self._gemm_keys is None:
+            p = subprocess.run([self.simfa, "plugins", "--describe", "workload.gemm"],
+                               capture_output=True, text=True)
+            keys, table = set(), False
+            for line in p.stdout.splitlines():
+                if line.strip().startswith("NAME"):
+                    table = True
+                    continue
+                if table and line.strip():
+                    keys.add(line.split()[0])
+            self._gemm_keys = keys or {"m", "n", "k", "block_m", "block_n", "block_k", "stages", "raster"}
+        return self._gemm_keys
+
+
+# ---- points and suites ------------------------------------------------------------------------
+
+@dataclass
+class Point:
+    metric: str            # which compared quantity (a key of the suite's thresholds)
+    label: str             # the point, as printed
+    where: str             # file:line of its measurement
+    clock_mhz: float | None
+    measured: float
+    sims: tuple            # Sims whose stats the prediction reads
+    predict: object        # f(list of stats) -> (predicted, simulated quantity's name)
+    optional: bool = False  # a route that may not express the point: a rejected workload skips it
+    predicted: float | None = None
+    compared: str = ""
+
+    @property
+    def error(self):
+        return 100.0 * (self.predicted - self.measured) / self.measured
+
+
+@dataclass
+class Metric:
+    unit: str
+    measured: str          # what was measured, said in words
+    route: str = ""        # how it is simulated, when the suite has several routes
+    fmt: str = "{:.1f}"
+
+
+@dataclass
+class Suite:
+    name: str
+    title: str
+    files: list            # the measurement files; the first missing one skips the suite
+    metrics: dict          # metric id -> Metric
+    build: object          # f(ctx, fast) -> (points, notes)
+
+
+class Context:
+    def __init__(self, simulator, routes=("static", "gemm", "trace")):
+        self.sim = simulator
+        self.routes = routes   # the GEMM routes compared (--routes)
+        self._signatures = {}
+
+    def ttgir_args(self, path):
+        """The top-level argument names of a TTGIR kernel and whether each is a tensor descriptor
+        (Triton 3.6 passes a descriptor's shape and strides as extra `%NAME_i` arguments, which
+        the frontend fills from NAME.shape)."""
+        if path not in self._signatures:
+            text = Path(path).read_text()
+            m = re.search(r"tt\.func public @\w+\((.*?)\)\s*attributes", text, re.S)
+            if not m:
+                raise ValidationError(f"{rel(path)}: no `tt.func public` signature")
+            args = []
+            for name, typ, loc in re.findall(r'%(\w+):\s*(.*?)\s*loc\("([^"]*)"', m.group(1)):
+                if name == loc:
+                    args.append((name, typ.startswith("!tt.tensordesc")))
+            self._signatures[path] = args
+        return self._signatures[path]
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    m: int
+    n: int
+    k: int
+    bm: int = 128
+    bn: int = 128
+    bk: int = 64
+    stages: int = 3
+    warps: int = 4
+    group_m: int = 8
+
+    @property
+    def tile_config(self):
+        return self.bm, self.bn, self.bk, self.stages, self.warps, self.group_m
+
+    @property
+    def tiles(self):
+        return cdiv(self.m, self.bm) * cdiv(self.n, self.bn)
+
+    @property
+    def flops(self):
+        return 2.0 * self.m * self.n * self.k
+
+    @property
+    def label(self):
+        return (f"{self.m}x{self.n}x{self.k} {self.bm}x{self.bn}x{self.bk} s{self.stages} "
+                f"w{self.warps} g{self.group_m}")
+
+    def is_default(self):
+        return self.tile_config == (128, 128, 64, 3, 4, 8)
+
+    @property
+    def cost(self):
+        # ~ seconds of one simulation (Release, h200.toml): 3e-4 s per CTA k-tile
+        return 3e-4 * self.tiles * cdiv(self.k, self.bk) * self.bm * self.bn / (128 * 128)
+
+
+def gemm_config(row):
+    """M, N, K and the Triton config of a GEMM row: block_m/block_n/block_k columns or one
+    `block` column (128x128x64); stages, warps, group_m with Triton's defaults of these runs."""
+    m, n, k = row.int("M"), row.int("N"), row.int("K")
+    if row.has("block_m"):
+        bm, bn, bk = row.int("block_m"), row.int("block_n"), row.int("block_k")
+    elif row.has("block"):
+        parts = row.text("block").lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise ValidationError(f"{row.where}: column 'block' is '{row.text('block')}', not BMxBNxBK")
+        bm, bn, bk = map(int, parts)
+    else:
+        bm, bn, bk = 128, 128, 64
+    cfg = GemmConfig(m, n, k, bm, bn, bk, row.int("stages", "num_stages", default=3),
+                     row.int("warps", "num_warps", default=4), row.int("group_m", "GROUP_M", default=8))
+    if min(m, n, k, bm, bn, bk, cfg.stages, cfg.warps, cfg.group_m) <= 0:
+        raise ValidationError(f"{row.where}: a GEMM size or config value is not positive ({cfg.label})")
+    return cfg
+
+
+def ttgir_file(cfg, row, fallback):
+    """The TTGIR dumped for this config (validation/h200/ttgir/gemm_bm.._g...ttgir); the
+    committed 128x128x64 s3 w4 g8 kernel (tests/data/ttgir/gemm_tma.ttgir) when `fallback` and
+    the config is that one."""
+    path = H200 / "ttgir" / (f"gemm_bm{cfg.bm}_bn{cfg.bn}_bk{cfg.bk}_s{cfg.stages}_w{cfg.warps}"
+                             f"_g{cfg.group_m}.ttgir")
+    if path.is_file():
+        return path
+    if fallback and cfg.is_default():
+        return DEFAULT_TTGIR
+    raise ValidationError(f"{row.where}: no TTGIR for {cfg.label}: expected {rel(path)}")
+
+
+def static_sim(ctx, cfg, row, clock, fallback=True):
+    """The static TTGIR route: the Triton kernel's TTGIR over Triton's 1-D grid."""
+    path = ttgir_file(cfg, row, fallback)
+    shapes = {"a": f"{cfg.m}x{cfg.k}", "b": f"{cfg.n}x{cfg.k}", "c": f"{cfg.m}x{cfg.n}"}
+    scalars = {"M": cfg.m, "N": cfg.n, "K": cfg.k}
+    args = []
+    for name, is_desc in ctx.ttgir_args(path):
+        if is_desc and name[0].lower() in shapes:
+            args.append(f"{name}.shape={shapes[name[0].lower()]}")
+        elif name in scalars:
+            args.append(f"{name}={scalars[name]}")
+    return Sim(f"ttgir:file={path},grid={cfg.tiles},args={';'.join(args)}", clock, cfg.cost)
+
+
+def gemm_route_sim(ctx, cfg, clock):
+    """The `gemm:` generator (docs/workloads.md) on the same shape and config. Keys the
+    generator does not declare (today: warps, group_m) are left out; GROUP_M = 1 is its
+    row-major raster, any other its `grouped` raster (Triton's GROUP_M = 8)."""
+    keys = ctx.sim.gemm_keys()
+    spec = {"m": cfg.m, "n": cfg.n, "k": cfg.k, "block_m": cfg.bm, "block_n": cfg.bn,
+            "block_k": cfg.bk, "stages": cfg.stages}
+    for key in ("group_m", "group_size_m"):
+        if key in keys:
+            spec[key] = cfg.group_m
+            break
+    else:
+        spec["raster"] = "row_major" if cfg.group_m == 1 else "grouped"
+    for key in ("warps", "num_warps"):
+        if key in keys:
+            spec[key] = cfg.warps
+            break
+    spec = {k: v for k, v in spec.items() if k in keys or k in ("m", "n", "k")}
+    return Sim("gemm:" + ",".join(f"{k}={v}" for k, v in spec.items()), clock, cfg.cost)
+
+
+def kernel_span(stats):
+    return stats[0]["kernel"]["time_us"], "kernel.time_us"
+
+
+def kernel_event_time(stats):
+    """The event-measured time the model gives (a launch-overhead model adds it to the kernel
+    object); the span while it does not."""
+    kernel = stats[0]["kernel"]
+    for key in ("event_us", "event_time_us", "launch_time_us", "measured_us"):
+        if isinstance(kernel.get(key), (int, float)):
+            return kernel[key], f"kernel.{key}"
+    return kernel["time_us"], "kernel.time_us (no event-time field in the stats)"
+
+
+def gemm_time_points(ctx, rows, span_cols, event_cols, clock_cols, fallback, trace_for=None):
+    """Per row: the span (and the event time, when measured) against the static TTGIR route and
+    the gemm generator, each at the row's SM clock."""
+    points = []
+    for row in rows:
+        cfg = gemm_config(row)
+        clock = row.num(*clock_cols)
+        static = static_sim(ctx, cfg, row, clock, fallback)
+        generated = gemm_route_sim(ctx, cfg, clock)
+        span = row.num(*span_cols)
+        for route, sim in (("static", static), ("gemm", generated)):
+            if route not in ctx.routes:
+                continue
+            optional = route == "gemm"
+            points.append(Point(f"{route}_span", cfg.label, row.where, clock, span, (sim,), kernel_span,
+                                optional))
+            if event_cols and row.has(*event_cols):
+                points.append(Point(f"{route}_event", cfg.label, row.where, clock, row.num(*event_cols),
+                                    (sim,), kernel_event_time, optional))
+        trace = trace_for(cfg) if trace_for and "trace" in ctx.routes else None
+        if trace:
+            args = static.workload.split(",args=")[1]
+            sim = Sim(f"ttgir:trace={trace},ttgir={DEFAULT_TTGIR},args={args}", clock, cfg.cost)
+            points.append(Point("trace_span", cfg.label, row.where, clock, span, (sim,), kernel_span))
+    return points
+
+
+def time_metrics(what_span, what_event, trace=False):
+    ms = {}
+    for route, words in (("static", "the static TTGIR route"), ("gemm", "the `gemm:` generator")):
+        ms[f"{route}_span"] = Metric("us", what_span, words)
+        if what_event:
+            ms[f"{route}_event"] = Metric("us", what_event, words)
+    if trace:
+        ms["trace_span"] = Metric("us", what_span, "the TTGIR trace route (Proton traces)")
+    return ms
+
+
+# gemm_triton ------------------------------------------------------------------------------------
+
+TRITON_TRACES = {(128, 128, 512): "gemm_128x128x512.chrome_trace",
+                 (128, 128, 1024): "gemm_128x128x1024.chrome_trace",
+                 (4096, 4096, 512): "gemm_4096x4096x512.chrome_trace.gz"}
+TRITON_FAST = {(128, 128, 512), (1024, 1024, 1024), (4096, 4096, 512)}
+
+
+def build_gemm_triton(ctx, fast):
+    rows = []
+    for name in ("gemm_ksweep_single_cta.csv", "gemm_triton.csv"):
+        rows += read_csv(H200 / name, required=("M", "N", "K", "inkernel_span_us", "inkernel_sm_mhz"))
+    if fast:
+        rows = [r for r in rows if (r.int("M"), r.int("N"), r.int("K")) in TRITON_FAST]
+
+    def trace_for(cfg):
+        t = TRITON_TRACES.get((cfg.m, cfg.n, cfg.k))
+        if t and cfg.is_default() and (H200 / "traces" / t).is_file():
+            return H200 / "traces" / t
+        return None
+    return gemm_time_points(ctx, rows, ("inkernel_span_us",), ("time_us",),
+                            ("inkernel_sm_mhz", "sm_clock_mhz"), True, trace_for), []
+
+
+# gemm_suite -------------------------------------------------------------------------------------
+
+def fast_rows(rows, n):
+    """A handful of cheap rows that cover the set: the smallest GEMMs, each of a category and a
+    tile config not chosen yet where there is one, then of a new category or config."""
+    def key(r):
+        return r.text("category", default="-"), gemm_config(r).tile_config
+    rows = sorted(rows, key=lambda r: gemm_config(r).flops)
+    chosen, cats, cfgs = [], set(), set()
+    for new in (lambda c, g: c not in cats and g not in cfgs, lambda c, g: c not in cats or g not in cfgs,
+                lambda c, g: True):
+        for r in rows:
+            c, g = key(r)
+            if len(chosen) < n and r not in chosen and new(c, g):
+                chosen.append(r)
+                cats.add(c)
+                cfgs.add(g)
+    return sorted(chosen, key=lambda r: r.line)
+
+
+def build_gemm_suite(ctx, fast):
+    rows = read_csv(H200 / "gemm_suite.csv", required=("M", "N", "K", "span_us", ("inkernel_sm_mhz", "sm_clock_mhz")))
+    if fast:
+        rows = fast_rows(rows, 4)
+    return gemm_time_points(ctx, rows, ("span_us", "inkernel_span_us"), ("event_us",),
+                            ("inkernel_sm_mhz", "sm_clock_mhz", "nvml_sm_mhz_med"), True), []
+
+
+# gemm_ncu ---------------------------------------------------------------------------------------
+
+def column(rows, prefix):
+    """The header that is `prefix` or starts with it (ncu may append a unit: `... [byte]`)."""
+    for name in rows[0].values if rows else ():
+        if name == prefix or name.startswith(prefix + " ") or name.startswith(prefix + "["):
+            return name
+    return None
+
+
+def build_gemm_ncu(ctx, fast):
+    rows = read_csv(H200 / "gemm_ncu.csv", required=("M", "N", "K"))
+    dram, sectors = column(rows, "dram__bytes_read.sum"), column(rows, "lts__t_sectors_op_read.sum")
+    tex = column(rows, "lts__t_sectors_srcunit_tex_op_read.sum")
+    notes = []
+    if not dram and not sectors:
+        raise ValidationError(f"{rel(H200 / 'gemm_ncu.csv')}:1: neither dram__bytes_read.sum nor "
+                              "lts__t_sectors_op_read.sum is a column")
+    for name, unit in ((dram, "byte"), (sectors, "sector"), (tex, "sector")):
+        if name and "[" in name and unit not in name.split("[")[1]:
+            raise ValidationError(f"{rel(H200 / 'gemm_ncu.csv')}:1: column '{name}' is not in {unit}s")
+    if fast:
+        rows = fast_rows(rows, 3)
+    points = []
+    for row in rows:
+        cfg = gemm_config(row)
+        clock = row.num("inkernel_sm_mhz", "sm_clock_mhz", "sm_mhz", "gpc_mhz", "nvml_sm_mhz_med",
+                        default=0.0) or None
+        sim = static_sim(ctx, cfg, row, clock)
+        if dram and row.has(dram):
+            points.append(Point("dram_read_bytes", cfg.label, row.where, clock, row.num(dram), (sim,),
+                                lambda s: (s[0]["memory"]["dram_read_bytes"], "memory.dram_read_bytes")))
+        llc_sectors = lambda s: (s[0]["memory"]["llc_read_bytes"] / 32, "memory.llc_read_bytes / 32")
+        if sectors and row.has(sectors):
+            points.append(Point("l2_read_sectors", cfg.label, row.where, clock, row.num(sectors), (sim,),
+                                llc_sectors))
+        if tex and row.has(tex):
+            points.append(Point("l2_tex_read_sectors", cfg.label, row.where, clock, row.num(tex), (sim,),
+                                llc_sectors))
+    return points, notes
+
+
+# microbenchmarks --------------------------------------------------------------------------------
+
+def trace_workload(trace, defines):
+    return (f'[workload]\nfrontend = "trace"\npath = "{MICROBENCH / trace}"\n'
+            f'defines = "{defines}"\n')
+
+
+MiB = 1 << 20
+CHASE_FAST = {(1 * MiB, "warm", 128), (40 * MiB, "warm", 128), (80 * MiB, "warm", 128)}
+
+
+def build_tma_chase(ctx, fast):
+    """tma_chase.csv: cycles per TMA_BULK + MB_WAIT step against working set, warm and cold, by
+    difference (docs/calibration.md section 1): (cycles(WARM + STEPS) - cycles(WARM)) / STEPS,
+    WARM and STEPS the row's warmup_loads and loads."""
+    rows = read_csv(H200 / "tma_chase.csv", required=("working_set_bytes", "mode", "bytes_per_copy",
+                                                      "cycles_per_load", "sm_clock_mhz", "loads",
+                                                      "warmup_loads"))
+    points = []
+    for row in rows:
+        ws, mode, size = row.int("working_set_bytes"), row.text("mode"), row.int("bytes_per_copy")
+        if fast and (ws, mode, size) not in CHASE_FAST:
+            continue
+        warm, steps, clock = row.int("warmup_loads"), row.int("loads"), row.num("sm_clock_mhz")
+        if steps <= 0:
+            raise ValidationError(f"{row.where}: loads is {steps}")
+        base = f"WS={ws} BYTES={size} WARM={warm}"
+        # ~ 6 us per step
+        timed = Sim(trace_workload("tma_chase.trace", f"{base} STEPS={steps}"), clock, 6e-6 * (warm + steps))
+        untimed = Sim(trace_workload("tma_chase.trace", f"{base} STEPS=0"), clock, 6e-6 * warm)
+
+        def predict(s, steps=steps):
+            return (s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / steps, "kernel.cycles difference / steps"
+        label = f"{ws // MiB} MiB" if ws % MiB == 0 else f"{ws} B"
+        points.append(Point(f"{mode}_{size}B", label, row.where, clock, row.num("cycles_per_load"),
+                            (timed, untimed), predict))
+    return points, ["pointer_chase.csv (the `ld.global.cg` chase) has no simulated twin: the trace "
+                    "format has no global load; its curve is the same as tma_chase.csv's, 111 cycles "
+                    "lower (validation/h200/README.md section 1b)."]
+
+
+BW_FAST = {("tma_bulk_dram", "16384B", 8), ("tma_bulk_l2", "16384B", 8), ("tma_2d", "128x64", 8)}
+
+
+def build_tma_bandwidth(ctx, fast):
+    """bandwidth.csv's TMA rows: steady-state GB/s by difference, X / (t(2X) - t(X))
+    (docs/calibration.md section 1), X = 16 MiB for a DRAM bulk stream, 32 MiB otherwise."""
+    rows = read_csv(H200 / "bandwidth.csv", required=("kind", "shape", "bytes_per_op", "stages",
+                                                      "GBps", "sm_clock_mhz"))
+    points, notes, seen = [], [], set()
+    for row in rows:
+        kind, shape, stages = row.text("kind"), row.text("shape"), row.int("stages")
+        if not kind.startswith("tma_"):
+            continue
+        op = row.int("bytes_per_op")
+        if kind.startswith("tma_bulk") and op <= 4096:
+            notes.append(f"{row.where}: {kind} {shape} x{stages} not compared: 4 KiB ops are issue-bound on "
+                         "the device (one thread, ~250 cycles per op), which the model does not charge")
+            continue
+        if (kind, shape, stages) in seen:
+            notes.append(f"{row.where}: {kind} {shape} x{stages} not compared: a second row of that shape "
+                         f"({row.text('note', default='')}), which the model cannot tell apart")
+            continue
+        seen.add((kind, shape, stages))
+        if fast and (kind, shape, stages) not in BW_FAST:
+            continue
+        clock = row.num("sm_clock_mhz")
+        if kind == "tma_2d":
+            dims = shape.lower().split("x")
+            if len(dims) != 2 or not all(d.isdigit() for d in dims):
+                raise ValidationError(f"{row.where}: tma_2d shape '{shape}' is not ROWSxCOLS")
+            r, c = map(int, dims)
+            x = 32 * MiB
+            box = r * c * 2
+            defs = [f"BOX_R={r} BOX_C={c} STAGES={stages} TILES={n * x // box}" for n in (1, 2)]
+            trace = "tma_2d_stream.trace"
+        elif kind in ("tma_bulk_dram", "tma_bulk_l2"):
+            x = 16 * MiB if kind == "tma_bulk_dram" else 32 * MiB
+            src = " SRC=16777216" if kind == "tma_bulk_l2" else ""
+            defs = [f"OP={op} STAGES={stages} TOTAL={n * x}{src}" for n in (1, 2)]
+            trace = "tma_bulk_stream.trace"
+        else:
+            notes.append(f"{row.where}: kind '{kind}' has no simulated twin")
+            continue
+        # ~ 0.05 s per MiB
+        sims = tuple(Sim(trace_workload(trace, d), clock, 0.05 * n * x / MiB)
+                     for n, d in ((1, defs[0]), (2, defs[1])))
+
+        def predict(s, x=x, clock=clock):
+            cycles = s[1]["kernel"]["cycles"] - s[0]["kernel"]["cycles"]
+            return x / (cycles / (clock * 1e6)) / 1e9, "X / (t(2X) - t(X))"
+        points.append(Point("bandwidth", f"{kind} {shape} x{stages}", row.where, clock, row.num("GBps"),
+                            sims, predict))
+    return points, notes
+
+
+SUITES = {s.name: s for s in [
+    Suite("gemm_triton", "Triton TMA GEMMs of validation/h200/gemm_triton.csv and gemm_ksweep_single_cta.csv"
+          " (128x128x64, 3 stages, 4 warps)",
+          ["gemm_triton.csv", "gemm_ksweep_single_cta.csv"],
+          time_metrics("in-kernel span (inkernel_span_us)", "cold-L2 CUDA-event time (time_us)", trace=True),
+          build_gemm_triton),
+    Suite("gemm_suite", "Triton TMA GEMM set of validation/h200/gemm_suite.csv", ["gemm_suite.csv"],
+          time_metrics("in-kernel span (span_us)", "cold-L2 CUDA-event time (event_us)"), build_gemm_suite),
+    Suite("gemm_ncu", "Nsight Compute traffic of validation/h200/gemm_ncu.csv (static TTGIR route)",
+          ["gemm_ncu.csv"],
+          {"dram_read_bytes": Metric("B", "dram__bytes_read.sum", fmt="{:.4g}"),
+           # every read sector the L2 slices look up, the far partition's fabric reads included
+           "l2_read_sectors": Metric("sectors", "lts__t_sectors_op_read.sum", fmt="{:.4g}"),
+           # the read sectors the SMs send (after the LRC), which is what llc_read_bytes counts
+           "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
+          build_gemm_ncu),
+    Suite("tma_chase", "TMA_BULK + MB_WAIT latency chase of validation/h200/tma_chase.csv "
+          "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
+          {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
+           for mode in ("warm", "cold") for b in (128, 16)},
+          build_tma_chase),
+    Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
+          "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
+          {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
+          build_tma_bandwidth),
+]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth"]}
+
+
+# ---- thresholds -------------------------------------------------------------------------------
+
+def load_thresholds(path):
+    if not Path(path).is_file():
+        raise ValidationError(f"{rel(path)}: no such file (the MAPE thresholds)")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"{rel(path)}: {e}") from None
+    for suite, metrics in data.items():
+        if suite not in SUITES:
+            raise ValidationError(f"{rel(path)}: [{suite}] is not a suite ({', '.join(SUITES)})")
+        for metric, t in metrics.items():
+            if metric not in SUITES[suite].metrics:
+                raise ValidationError(f"{rel(path)}: [{suite}.{metric}] is not a metric of {suite} "
+                                      f"({', '.join(SUITES[suite].metrics)})")
+            for key, value in t.items():
+                if key not in ("full", "fast", "full_max", "fast_max") or not isinstance(value, (int, float)):
+                    raise ValidationError(f"{rel(path)}: [{suite}.{metric}] {key} = {value!r}: expected "
+                                          "`full` and `fast` (MAPE thresholds in percent) and optionally "
+                                          "`full_max` and `fast_max` (|error| thresholds)")
+    return data
+
+
+def suggested(mape):
+    """Today's MAPE plus a small margin: 5% of it, at least 0.3 points, rounded up to 0.1."""
+    return math.ceil((mape + max(0.3, 0.05 * mape)) * 10) / 10
+
+
+# ---- the report -------------------------------------------------------------------------------
+
+def mape(points):
+    return sum(abs(p.error) for p in points) / len(points)
+
+
+def report(suites_points, thresholds, fast, out):
+    """Prints the tables; returns the summary rows (suite, metric, n, MAPE, max, threshold, ok)."""
+    summary = []
+    mode = "fast" if fast else "full"
+    for suite, points, notes in suites_points:
+        print(f"## {suite.name}: {suite.title}\n", file=out)
+        for note in notes:
+            print(f"- {note}", file=out)
+        if notes:
+            print(file=out)
+        for metric_id, metric in suite.metrics.items():
+            ps = [p for p in points if p.metric == metric_id]
+            if not ps:
+                continue
+            compared = sorted({p.compared for p in ps})
+            by = f" of {metric.route}" if metric.route else ""
+            print(f"### {suite.name}.{metric_id}: measured {metric.measured} against simulated "
+                  f"{' / '.join(compared)}{by}\n", file=out)
+            print(f"| point | clock (MHz) | measured ({metric.unit}) | predicted ({metric.unit}) | error |",
+                  file=out)
+            print("| --- | ---: | ---: | ---: | ---: |", file=out)
+            for p in ps:
+                clock = f"{p.clock_mhz:.0f}" if p.clock_mhz else "-"
+                print(f"| {p.label} | {clock} | {metric.fmt.format(p.measured)} | "
+                      f"{metric.fmt.format(p.predicted)} | {p.error:+.1f}% |", file=out)
+            m, worst = mape(ps), max(abs(p.error) for p in ps)
+            table = thresholds.get(suite.name, {}).get(metric_id, {})
+            limit, worst_limit = table.get(mode), table.get(f"{mode}_max")
+            ok = (limit is None or m <= limit) and (worst_limit is None or worst <= worst_limit)
+            verdict = "no threshold" if limit is None else f"threshold {limit:.1f}%"
+            if worst_limit is not None:
+                verdict += f", max |error| threshold {worst_limit:.1f}%"
+            if limit is not None or worst_limit is not None:
+                verdict += f": {'pass' if ok else 'FAIL'}"
+            print(f"\nMAPE {m:.1f}%, max |error| {worst:.1f}% over {len(ps)} points ({verdict})\n", file=out)
+            summary.append((suite.name, metric_id, len(ps), m, worst, limit, ok))
+    return summary
+
+
+def write_csv(path, suites_points):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["suite", "metric", "point", "source", "clock_mhz", "measured", "predicted", "error_pct",
+                    "unit", "simulated"])
+        for suite, points, _ in suites_points:
+            for p in points:
+                w.writerow([suite.name, p.metric, p.label, p.where, p.clock_mhz or "", f"{p.measured:.6g}",
+                            f"{p.predicted:.6g}", f"{p.error:.3f}", suite.metrics[p.metric].unit, p.compared])
+
+
+def import_pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        # Debian's python3-matplotlib lives in /usr/lib/python3/dist-packages, which another
+        # interpreter of the same minor version (pyenv, a venv) can use
+        dist = Path(f"/usr/lib/python3/dist-packages")
+        if not dist.is_dir():
+            return None
+        sys.path.append(str(dist))
+        try:
+            import matplotlib
+        except Exception:
+            return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot(path, suites_points, summary):
+    plt = import_pyplot()
+    if plt is None:
+        print(f"note: matplotlib is not installed (apt-get install python3-matplotlib): no plot written "
+              f"to {path}", file=sys.stderr)
+        return False
+    panels = [(s, ps) for s, ps, _ in suites_points if ps]
+    if not panels:
+        return False
+    cols = min(3, len(panels))
+    rows = cdiv(len(panels), cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.8 * rows), squeeze=False)
+    mapes = {(s, m): v for s, m, _, v, *_ in summary}
+    for ax, (suite, points) in zip(axes.flat, panels):
+        lo, hi = math.inf, 0
+        for metric_id, metric in suite.metrics.items():
+            ps = [p for p in points if p.metric == metric_id and p.measured > 0 and p.predicted > 0]
+            if not ps:
+                continue
+            xs, ys = [p.measured for p in ps], [p.predicted for p in ps]
+            lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+            ax.scatter(xs, ys, s=16, alpha=0.75,
+                       label=f"{metric_id} ({metric.unit}): MAPE {mapes[(suite.name, metric_id)]:.1f}%")
+        lo, hi = lo / 1.3, hi * 1.3
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="y = x")
+        for f in (0.9, 1.1):
+            ax.plot([lo, hi], [f * lo, f * hi], "k:", lw=0.6, label="+-10%" if f > 1 else None)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("measured on the H200")
+        ax.set_ylabel("predicted by simfa")
+        ax.set_title(suite.name)
+        ax.grid(True, which="both", lw=0.3, alpha=0.5)
+        ax.legend(fontsize=7, loc="upper left")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+# ---- main -------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="suites: " + ", ".join(SUITES) + "; microbenchmarks = "
+                                + " + ".join(ALIASES["microbenchmarks"]))
+    p.add_argument("simfa", help="the simfa binary (build/release/bin/simfa)")
+    p.add_argument("manifest", help="the manifest (configs/h200.toml)")
+    p.add_argument("suites", nargs="*", metavar="SUITE", help="suites to run (default: all)")
+    p.add_argument("--csv", help="write every point to this CSV")
+    p.add_argument("--plot", help="write a predicted-vs-measured log-log plot per suite to this PNG")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="simulations at a time (default: nproc)")
+    p.add_argument("--fast", action="store_true", help="a handful of points per suite, `fast` thresholds")
+    p.add_argument("--thresholds", default=str(THRESHOLDS), help=f"threshold table (default {rel(THRESHOLDS)})")
+    p.add_argument("--routes", default="static,gemm,trace",
+                   help="GEMM routes to compare: static (TTGIR), gemm (the generator), trace (Proton traces)")
+    p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
+    p.add_argument("--progress", action="store_true", default=None,
+                   help="a line per finished simulation on stderr (default: when stderr is a terminal)")
+    return p.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    global H200
+    H200 = Path(args.data).resolve()
+    if not H200.is_dir():
+        raise ValidationError(f"{args.data}: no such directory")
+    if args.jobs < 1:
+        raise ValidationError(f"--jobs {args.jobs}: must be at least 1")
+    simfa = args.simfa if os.sep in args.simfa else (shutil_which(args.simfa) or args.simfa)
+    if not (os.path.isfile(simfa) and os.access(simfa, os.X_OK)):
+        raise ValidationError(f"{args.simfa}: no simfa binary there (build it: cmake --build build/release)")
+    if not os.path.isfile(args.manifest):
+        raise ValidationError(f"{args.manifest}: no such manifest")
+    names = []
+    for s in args.suites or list(SUITES):
+        if s in ALIASES:
+            names += ALIASES[s]
+        elif s in SUITES:
+            names.append(s)
+        else:
+            raise ValidationError(f"unknown suite '{s}' (suites: {', '.join(list(SUITES) + list(ALIASES))})")
+    names = list(dict.fromkeys(names))
+    thresholds = load_thresholds(args.thresholds)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+
+    simulator = Simulator(os.path.abspath(simfa), os.path.abspath(args.manifest), args.jobs)
+    routes = tuple(r.strip() for r in args.routes.split(",") if r.strip())
+    for r in routes:
+        if r not in ("static", "gemm", "trace"):
+            raise ValidationError(f"--routes: unknown route '{r}' (static, gemm, trace)")
+    ctx = Context(simulator, routes)
+    built, skipped = [], []
+    for name in names:
+        suite = SUITES[name]
+        missing = [f for f in suite.files if not (H200 / f).is_file()]
+        if missing:
+            skipped.append(f"{name}: skipped, {rel(H200 / missing[0])} is not committed yet")
+            continue
+        points, notes = suite.build(ctx, args.fast)
+        built.append((suite, points, notes))
+
+    t0 = time.monotonic()
+    sims = [s for _, points, _ in built for p in points for s in p.sims]
+    results, errors = simulator.run_all(sims, progress)
+    wall = time.monotonic() - t0
+    # a route that cannot express a point (the generator rejecting a config) skips it, with a note
+    rejected = {s: e for s, e in errors.items() if "error: [workload]" in e
+                and all(p.optional for _, ps, _ in built for p in ps if s in p.sims)}
+    fatal = {s: e for s, e in errors.items() if s not in rejected}
+    if fatal:
+        for sim, err in fatal.items():
+            print(f"error: {err}", file=sys.stderr)
+        failed = {p.where for _, points, _ in built for p in points if any(s in fatal for s in p.sims)}
+        print(f"error: {len(fatal)} of {len(set(sims))} simulations failed (rows: {', '.join(sorted(failed))})",
+              file=sys.stderr)
+        return 1
+    for i, (suite, points, notes) in enumerate(built):
+        skipped_here = {}
+        for p in points:
+            for s in p.sims:
+                if s in rejected:
+                    msg = re.search(r"error: \[workload\] (.*?)(?: \[plugin [^]]*\])?$", rejected[s], re.M)
+                    skipped_here.setdefault((p.label, p.where, s.workload.split(":")[0]),
+                                            msg.group(1) if msg else rejected[s].splitlines()[-1])
+        for (label, where, route), why in skipped_here.items():
+            notes.append(f"{where}: {label}: not simulated by the `{route}:` route: {why}")
+        built[i] = (suite, [p for p in points if not any(s in rejected for s in p.sims)], notes)
+    for _, points, _ in built:
+        for p in points:
+            p.predicted, p.compared = p.predict([results[s] for s in p.sims])
+            if p.measured <= 0:
+                raise ValidationError(f"{p.where}: measured value {p.measured} is not positive")
+
+    out = sys.stdout
+    print(f"# simfa against the H200: {rel(args.manifest)}{' (--fast)' if args.fast else ''}\n", file=out)
+    for s in skipped:
+        print(f"- {s}", file=out)
+    if skipped:
+        print(file=out)
+    summary = report(built, thresholds, args.fast, out)
+
+    print("## Summary\n", file=out)
+    print("| suite | metric | points | MAPE | max abs error | threshold | |", file=out)
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |", file=out)
+    for suite, metric, n, m, worst, limit, ok in summary:
+        print(f"| {suite} | {metric} | {n} | {m:.1f}% | {worst:.1f}% | "
+              f"{'-' if limit is None else f'{limit:.1f}%'} | {'ok' if ok else 'FAIL'} |", file=out)
+    print(f"\n{len(set(sims))} simulations in {wall:.0f} s ({args.jobs} at a time)", file=out)
+
+    mode = "fast" if args.fast else "full"
+    unset = [(s, m, v) for s, m, _, v, _, limit, _ in summary if limit is None]
+    if unset:
+        print(f"\nno `{mode}` threshold in {rel(args.thresholds)} for: " + ", ".join(f"{s}.{m}" for s, m, _ in unset)
+              + "; today's MAPE plus a margin would be:\n", file=out)
+        for s, m, v in unset:
+            print(f"    [{s}.{m}] {mode} = {suggested(v)}", file=out)
+
+    if args.csv:
+        write_csv(args.csv, built)
+    if args.plot:
+        plot(args.plot, built, summary)
+    failed = [(s, m) for s, m, *_, ok in summary if not ok]
+    if failed:
+        print(f"\nFAIL: past the threshold: {', '.join(f'{s}.{m}' for s, m in failed)}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    import signal
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except ValidationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
