@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <stdexcept>
 
 #include "simfa/error.h"
 
@@ -45,6 +46,55 @@ Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::
   return std::max<Cycle>(1, static_cast<Cycle>(std::llround(cycles)));
 }
 
+NFactors::NFactors(const std::string& text) {
+  if (!text.empty() && text.back() == ',')
+    throw std::invalid_argument("'" + text + "' ends with ',': a point is missing");
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string point = text.substr(at, end - at);
+    const std::size_t colon = point.find(':');
+    std::size_t used_n = 0, used_f = 0;
+    double n = 0, factor = 0;
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no ':'");
+      n = std::stod(point.substr(0, colon), &used_n);
+      factor = std::stod(point.substr(colon + 1), &used_f);
+    } catch (const std::exception&) {
+      used_n = 0;
+    }
+    if (used_n != colon || used_f != point.size() - colon - 1 || n <= 0 || factor <= 0)
+      throw std::invalid_argument("'" + point + "' is not N:factor with N and factor > 0 (e.g. "
+                                  "\"128:1.0,256:1.294\")");
+    if (!points_.empty() && n <= points_.back().first)
+      throw std::invalid_argument("the N of '" + point + "' must exceed the one before it");
+    points_.emplace_back(n, factor);
+    at = end + 1;
+  }
+}
+
+double NFactors::at(double n) const {
+  if (points_.empty()) return 1.0;
+  if (n <= points_.front().first) return points_.front().second;
+  for (std::size_t i = 1; i < points_.size(); ++i)
+    if (n <= points_[i].first) {
+      const auto [n0, f0] = points_[i - 1];
+      const auto [n1, f1] = points_[i];
+      return f0 + (n - n0) * (f1 - f0) / (n1 - n0);
+    }
+  return points_.back().second;
+}
+
+namespace {
+NFactors parse_n_factors(const Params& params) {
+  try {
+    return NFactors(params.string("n_factors"));
+  } catch (const std::invalid_argument& e) {
+    params.fail("n_factors", e.what());
+  }
+}
+}  // namespace
+
 void WgmmaHalfN::describe(Schema& schema) {
   schema.string("latency_model")
       .def("half_n")
@@ -57,6 +107,10 @@ void WgmmaHalfN::describe(Schema& schema) {
       .def(1.0)
       .range(1e-3, 1e3)
       .doc("latency multiplier of the law (paper VI-C: 5.176 on H20, 1 on H800)");
+  schema.string("n_factors")
+      .def("")
+      .doc("per-N multipliers of the law from measured sustained rates, \"N:factor,...\" with N "
+           "increasing, linear in between, the ends' factors beyond them (\"\": 1)");
   // Undisclosed on Hopper. 8 holds one whole GEMM of the FA3 / GEMM loops the paper simulates
   // (eight WGMMAs each, sections VI-B and VII), so a WarpGroup never stalls inside one.
   schema.integer("buffer_depth")
@@ -86,6 +140,7 @@ WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
       model_(context.params.string("latency_model") == "table" ? WgmmaLatencyModel::kTable
                                                                 : WgmmaLatencyModel::kHalfN),
       k_eff_(context.params.real("k_eff")),
+      n_factors_(parse_n_factors(context.params)),
       buffer_depth_(static_cast<std::uint32_t>(context.params.integer("buffer_depth"))),
       issue_interval_(static_cast<Cycle>(context.params.integer("issue_interval"))),
       completion_latency_(static_cast<Cycle>(context.params.integer("completion_latency"))),
@@ -107,7 +162,7 @@ bool WgmmaHalfN::can_accept(Cycle now) const {
 
 void WgmmaHalfN::issue(Cycle now, const WgmmaOp& op) {
   if (!accepts(now)) throw Error("internal: WGMMA issued while the tensor core refuses it");
-  const Cycle cycles = wgmma_cycles(model_, k_eff_, op.m, op.n, op.k);
+  const Cycle cycles = wgmma_cycles(model_, k_eff_ * n_factors_.at(op.n), op.m, op.n, op.k);
   pipeline_free_ = std::max(now, pipeline_free_) + cycles;
   buffer_.push(op.token);
   events_.schedule(pipeline_free_ + completion_latency_, *this, kComplete, Priority::kMemory);

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "simfa/component.h"
 #include "simfa/core.h"
@@ -23,6 +26,19 @@ enum class WgmmaLatencyModel : std::uint8_t {
 /// to the nearest cycle and at least 1.
 Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::uint32_t n,
                    std::uint32_t k);
+
+/// Per-N multipliers of the latency law, for a card whose sustained rates were measured: points
+/// (N, factor) written "128:1.0,256:1.294", linear in N between points, the end points' factors
+/// beyond them; no points: 1 everywhere.
+class NFactors {
+ public:
+  /// Throws std::invalid_argument, with a message for the user, on a malformed list.
+  explicit NFactors(const std::string& text);
+  double at(double n) const;
+
+ private:
+  std::vector<std::pair<double, double>> points_;  ///< (N, factor), N increasing
+};
 
 class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
  public:
@@ -48,6 +64,7 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   EventQueue& events_;
   WgmmaLatencyModel model_;
   double k_eff_;
+  NFactors n_factors_;
   std::uint32_t buffer_depth_;
   Cycle issue_interval_;
   Cycle completion_latency_;

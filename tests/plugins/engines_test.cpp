@@ -377,6 +377,24 @@ TEST(WgmmaHalfN, InOrderPipeline) {
   EXPECT_EQ(w.bench.stats.value("c.flops"), 2u * 64 * 16 * (256 + 8 + 64));
 }
 
+TEST(WgmmaHalfN, MeasuredFactorsScaleTheLawByN) {
+  // 128:1.0, 256:1.5: N = 256 takes 1.5 x 128 = 192; N = 192, halfway, 1.25 x 96 = 120; N = 64,
+  // below the first point, its factor 1.0: 32.
+  WgmmaBench w({{"n_factors", std::string("128:1.0,256:1.5")}});
+  w.issue_at(0, 256, 1);  // [0, 192)
+  w.issue_at(1, 192, 2);  // [192, 312)
+  w.issue_at(2, 64, 3);   // [312, 344)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{192, 1}, {312, 2}, {344, 3}}));
+}
+
+TEST(WgmmaHalfN, MalformedFactorsAreAnInputError) {
+  for (const char* bad : {"128", "128:x", "256:1.2,128:1.0", "0:1", "128:1.0,"}) {
+    Bench bench;
+    EXPECT_THROW(bench.make<WgmmaHalfN>({{"n_factors", std::string(bad)}}), InputError) << bad;
+  }
+}
+
 TEST(WgmmaHalfN, FullBufferRefusesThenCallsSlotFreeWhenTheOldestCompletes) {
   WgmmaBench w({{"buffer_depth", std::int64_t{2}}});
   w.issue_at(0, 256, 1);  // [0, 128)
