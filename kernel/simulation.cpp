@@ -276,7 +276,8 @@ std::string Simulation::summary(const RunResult& r) const {
                    time_us, manifest_.gpu.clock_mhz, r.ctas, manifest_.gpu.sm_count);
   if (manifest_.launch_overhead_ns > 0)
     s += fmt::format("as events time it {:.3f} us (the span + {:.3f} us of launch overhead)\n",
-                     time_us + manifest_.launch_overhead_ns / 1e3, manifest_.launch_overhead_ns / 1e3);
+                     time_us + manifest_.launch_overhead_ns / 1e3,
+                     manifest_.launch_overhead_ns / 1e3);
   s += fmt::format("tensor core busy  {}\n", utilization("tensor_core.busy_cycles"));
   s += fmt::format("TMA busy          {}\n", utilization("tma.busy_cycles"));
   auto stalls = stats_.sum_indexed_by_tail("sm", "stall.");

@@ -186,9 +186,9 @@ DramLocation Hbm3AddressMap::locate(Addr address) const {
     }
     // Hashed by what is left above it, which no unit changes.
     if (unit.residue >= 0) {
-      const std::uint64_t key =
-          unit.co == 1 ? granule
-                       : granule / (unit.below_co * unit.co) * unit.below_co + granule % unit.below_co;
+      const std::uint64_t key = unit.co == 1 ? granule
+                                             : granule / (unit.below_co * unit.co) * unit.below_co +
+                                                   granule % unit.below_co;
       const std::uint32_t r = residue(residues_[static_cast<std::size_t>(unit.residue)], key);
       value = unit.shift >= 0 ? value ^ r : static_cast<std::uint32_t>((value + r) % unit.count);
     }

@@ -54,7 +54,8 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
     : SlicedCache(context),
       half_(slices() / 2),
       far_latency_(context.gpu.memory_clock().latency_in(
-          context.gpu.sm_clock(), static_cast<std::uint64_t>(context.params.integer("far_latency")))),
+          context.gpu.sm_clock(),
+          static_cast<std::uint64_t>(context.params.integer("far_latency")))),
       max_insert_probability_(context.params.real("max_insert_probability")),
       occupancy_threshold_(context.params.real("occupancy_threshold")),
       alternate_(context.params.string("sm_partition") == "alternate"),

@@ -98,7 +98,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
       mshrs_(u32(context.params.integer("mshr_per_slice"))),
       // The slices count memory cycles; the event queue, SM cycles.
       hit_latency_(context.gpu.memory_clock().latency_in(
-          context.gpu.sm_clock(), static_cast<std::uint64_t>(context.params.integer("hit_latency")))),
+          context.gpu.sm_clock(),
+          static_cast<std::uint64_t>(context.params.integer("hit_latency")))),
       interval_(static_cast<std::uint64_t>(std::llround(
           static_cast<double>(std::uint64_t{1} << kRateShift) /
           context.gpu.memory_clock().rate_in(context.gpu.sm_clock(),
