@@ -158,8 +158,10 @@ class Sim:
 
 
 class Simulator:
-    def __init__(self, simfa, manifest, jobs):
+    def __init__(self, simfa, manifest, jobs, cache=None):
         self.simfa, self.manifest, self.jobs = simfa, manifest, jobs
+        self.cache = Path(cache) if cache else None
+        self._identity = None
         self.tmp = tempfile.TemporaryDirectory(prefix="simfa_validate_")
         self.counter = 0
         self.lock = threading.Lock()
@@ -167,7 +169,45 @@ class Simulator:
         self.stopping = False
         self._gemm_keys = None
 
+    def identity(self):
+        """What a cached result depends on besides the workload and clock: the binary, its
+        plugins (../lib/simfa/plugins) and the manifest's text (with the files it extends)."""
+        if self._identity is None:
+            import hashlib
+            h = hashlib.sha256()
+            binary = Path(self.simfa)
+            files = [binary] + sorted((binary.parent.parent / "lib" / "simfa" / "plugins").glob("*.so"))
+            manifests, todo = [], [Path(self.manifest)]
+            while todo:
+                m = todo.pop()
+                manifests.append(m)
+                for ext in re.findall(r'^\s*extends\s*=\s*"([^"]+)"', m.read_text(), re.M):
+                    todo.append((m.parent / ext).resolve())
+            for f in files + manifests:
+                h.update(str(f).encode() + b"\0" + f.read_bytes())
+            self._identity = h.hexdigest()
+        return self._identity
+
+    def cache_file(self, sim):
+        import hashlib
+        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}".encode()).hexdigest()
+        return self.cache / f"{key[:32]}.json"
+
     def run_one(self, sim):
+        if self.cache:
+            cached = self.cache_file(sim)
+            if cached.is_file():
+                with open(cached) as f:
+                    return json.load(f), 0.0, None
+        stats, wall, err = self.simulate(sim)
+        if self.cache and stats is not None:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(stats))
+            tmp.replace(cached)
+        return stats, wall, err
+
+    def simulate(self, sim):
         with self.lock:
             self.counter += 1
             n = self.counter
@@ -401,22 +441,19 @@ def static_sim(ctx, cfg, row, clock, fallback=True):
 
 
 def gemm_route_sim(ctx, cfg, clock):
-    """The `gemm:` generator (docs/workloads.md) on the same shape and config. Keys the
-    generator does not declare (today: warps, group_m) are left out; GROUP_M = 1 is its
-    row-major raster, any other its `grouped` raster (Triton's GROUP_M = 8)."""
+    """The `gemm:` generator (docs/workloads.md) on the same shape and config: GROUP_M = 1 is its
+    row_major raster, any other GROUP_M its grouped raster with group_m = GROUP_M (Triton's
+    matmul order); warps = num_warps. A key the generator does not declare is left out (an older
+    generator: grouped meant GROUP_M = 8, one WarpGroup)."""
     keys = ctx.sim.gemm_keys()
     spec = {"m": cfg.m, "n": cfg.n, "k": cfg.k, "block_m": cfg.bm, "block_n": cfg.bn,
             "block_k": cfg.bk, "stages": cfg.stages}
-    for key in ("group_m", "group_size_m"):
-        if key in keys:
-            spec[key] = cfg.group_m
-            break
+    if cfg.group_m == 1:
+        spec["raster"] = "row_major"
     else:
-        spec["raster"] = "row_major" if cfg.group_m == 1 else "grouped"
-    for key in ("warps", "num_warps"):
-        if key in keys:
-            spec[key] = cfg.warps
-            break
+        spec["raster"] = "grouped"
+        spec["group_m"] = cfg.group_m
+    spec["warps"] = cfg.warps
     spec = {k: v for k, v in spec.items() if k in keys or k in ("m", "n", "k")}
     return Sim("gemm:" + ",".join(f"{k}={v}" for k, v in spec.items()), clock, cfg.cost)
 
@@ -857,6 +894,8 @@ def parse_args(argv):
     p.add_argument("--thresholds", default=str(THRESHOLDS), help=f"threshold table (default {rel(THRESHOLDS)})")
     p.add_argument("--routes", default="static,gemm,trace",
                    help="GEMM routes to compare: static (TTGIR), gemm (the generator), trace (Proton traces)")
+    p.add_argument("--cache", help="keep each simulation's stats in this directory and reuse them (keyed on "
+                   "the binary, its plugins, the manifest, the workload and the clock): a rerun resumes")
     p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
     p.add_argument("--progress", action="store_true", default=None,
                    help="a line per finished simulation on stderr (default: when stderr is a terminal)")
@@ -888,7 +927,7 @@ def main(argv):
     thresholds = load_thresholds(args.thresholds)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
 
-    simulator = Simulator(os.path.abspath(simfa), os.path.abspath(args.manifest), args.jobs)
+    simulator = Simulator(os.path.abspath(simfa), os.path.abspath(args.manifest), args.jobs, args.cache)
     routes = tuple(r.strip() for r in args.routes.split(",") if r.strip())
     for r in routes:
         if r not in ("static", "gemm", "trace"):
