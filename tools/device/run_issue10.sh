@@ -1,0 +1,56 @@
+#!/bin/bash
+# H200 ground truth for simfa issue 10 (H200 fidelity part 2: attention and the compute model).
+#
+# Run through the device tool from the repository root, e.g.
+#   run(command="bash tools/device/run_issue10.sh 2>&1 | tee $OUT/log.txt", timeout_s=600)
+# Optional argument: comma-separated steps (default env,wgmma,micro,suite).
+#   env     versions, device properties, clocks as found
+#   wgmma   the tensor core: sustained WGMMA rate and latency (wgmma_bench.py)
+#   micro   softmax and register-arithmetic microbenchmarks (attention_suite.py micro)
+#   suite   Triton TMA attention (3 tile configs) and cuDNN SDPA (attention_suite.py suite)
+# Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz. Never changes clocks or
+# any GPU setting: it only reads them.
+set -u
+OUT=${OUT:-/tmp/simfa_out}
+R=$OUT/r
+mkdir -p "$R"
+STEPS=${1:-env,wgmma,micro,suite}
+HERE=$(cd "$(dirname "$0")" && pwd)
+export PYTHONUNBUFFERED=1
+has() { [[ ",$STEPS," == *",$1,"* ]]; }
+phase() { echo "$(date -u +%Y-%m-%dT%H:%M:%S.%3N) $*" | tee -a "$R/phases.txt"; }
+T0=$(date +%s)
+
+F=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
+nvidia-smi --query-gpu=$F --format=csv -lms 200 >"$R/smi_samples.csv" 2>&1 &
+SMI_PID=$!
+
+phase start steps=$STEPS
+if has env; then
+  {
+    echo "# date_utc: $(date -u +%FT%TZ)"
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,clocks.mem,power.limit,power.draw,temperature.gpu --format=csv
+    echo "# nvcc"; nvcc --version | tail -2
+    python3 -c "import sys, torch, triton; print('python', sys.version.split()[0]); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version()); print('triton', triton.__version__)"
+  } >"$R/env.txt" 2>&1
+  cat "$R/env.txt"
+fi
+if has wgmma; then
+  phase wgmma
+  timeout ${WGMMA_S:-200} python3 "$HERE/wgmma_bench.py" "$R/wgmma" | tail -60 || echo "wgmma_bench rc=$?"
+  rm -f "$R/wgmma/wgmma_bench"
+fi
+if has micro; then
+  phase micro
+  timeout ${MICRO_S:-150} python3 "$HERE/attention_suite.py" micro "$R/attn" || echo "micro rc=$?"
+fi
+if has suite; then
+  phase suite
+  timeout ${SUITE_S:-220} python3 "$HERE/attention_suite.py" suite "$R/attn" || echo "suite rc=$?"
+fi
+phase end
+kill "$SMI_PID" 2>/dev/null
+wait "$SMI_PID" 2>/dev/null
+tar czf "$OUT/results.tgz" -C "$OUT" r && rm -rf "$R"
+ls -la "$OUT"
+echo "total $(( $(date +%s) - T0 )) s"
