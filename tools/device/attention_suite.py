@@ -3,6 +3,7 @@
 Run on the device machine (tools/device/run_issue10.sh does):
   python3 attention_suite.py micro OUTDIR     softmax / register-arithmetic microbenchmarks
   python3 attention_suite.py suite OUTDIR     Triton TMA attention (3 tile configs) and cuDNN SDPA
+  python3 attention_suite.py variants OUTDIR  the attention loop with one stage left out
   python3 attention_suite.py list             the shapes, no GPU
 
 Every compiled Triton kernel's TTGIR goes to OUTDIR/ttgir/<name>.ttgir (and its SASS beside it);
@@ -118,6 +119,91 @@ def attn_fwd(desc_q, desc_k, desc_v, desc_o, sm_scale, N_CTX, GROUP,
             acc = tl.dot(p.to(tl.float16), v, acc)
     acc = acc / l_i[:, None]
     desc_o.store([q_row, 0], acc.to(tl.float16))
+
+
+@triton.jit
+def attn_variant(desc_q, desc_k, desc_v, desc_o, sm_scale, N_CTX,
+                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 MODE: tl.constexpr):
+    """attn_fwd (MHA, non-causal) with one stage left out, to place the time inside the loop:
+    `full`; `nosoftmax` (P = S: no max, exp2, sum or rescale); `noexp` (the softmax without its
+    exp2); `nopv` (no P x V dot: the softmax's P summed into the accumulator's first columns
+    instead)."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    q_row = off_hz * N_CTX + start_m * BLOCK_M
+    kv_row = off_hz * N_CTX
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = desc_q.load([q_row, 0])
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = desc_k.load([kv_row + start_n, 0])
+        qk = tl.dot(q, k.T)
+        if MODE == "nosoftmax":
+            p = qk
+        elif MODE == "noexp":
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            p = qk * qk_scale - m_ij[:, None]
+            alpha = m_i - m_ij
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None]
+            m_i = m_ij
+        else:
+            p, m_i, l_i, acc = _softmax_step(qk, m_i, l_i, acc, qk_scale)
+        if MODE == "nopv":
+            l_i += tl.sum(p, 1)
+        else:
+            v = desc_v.load([kv_row + start_n, 0])
+            acc = tl.dot(p.to(tl.float16), v, acc)
+    acc = acc / l_i[:, None]
+    desc_o.store([q_row, 0], acc.to(tl.float16))
+
+
+def variants(outdir):
+    """attn_variant's four modes on two shapes and two tile configs, cold L2, CUDA events."""
+    gs.FLUSH = torch.empty(256 * 1024 * 1024 // 4, device="cuda", dtype=torch.float32)
+    rows = []
+    for (Z, H, L, D) in [(1, 32, 4096, 128), (1, 32, 16384, 128), (4, 32, 1024, 128)]:
+        q, k, v = make_inputs(Z, H, H, L, D, seed=L)
+        o = torch.empty_like(q)
+        for cfg in (CFGS[0], CFGS[2]):
+            bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+            dq = TensorDescriptor.from_tensor(q.view(-1, D), [bm, D])
+            dk = TensorDescriptor.from_tensor(k.view(-1, D), [bn, D])
+            dv = TensorDescriptor.from_tensor(v.view(-1, D), [bn, D])
+            do = TensorDescriptor.from_tensor(o.view(-1, D), [bm, D])
+            grid = (triton.cdiv(L, bm), Z * H)
+            for mode in ("full", "nosoftmax", "noexp", "nopv"):
+                def launch():
+                    return attn_variant[grid](dq, dk, dv, do, 1.0 / D ** 0.5, L, HEAD_DIM=D,
+                                              BLOCK_M=bm, BLOCK_N=bn, MODE=mode,
+                                              num_warps=cfg["num_warps"],
+                                              num_stages=cfg["num_stages"])
+                try:
+                    kern = launch()
+                    torch.cuda.synchronize()
+                    name = save_ir(kern, "attn_variant_%s_%dx%d_w%d_s%d" % (
+                        mode, bm, bn, cfg["num_warps"], cfg["num_stages"]), outdir)
+                    with gs.Sampler() as smp:
+                        med, mn = gs.time_cold(launch, REPS)
+                    st = smp.stats()
+                    rows.append(dict(mode=mode, Z=Z, H=H, L=L, D=D, block_m=bm, block_n=bn,
+                                     warps=cfg["num_warps"], stages=cfg["num_stages"],
+                                     grid="%dx%d" % grid, event_us=round(med, 3),
+                                     event_us_min=round(mn, 3),
+                                     nvml_sm_mhz_med=st["nvml_sm_mhz_med"], ttgir=name))
+                    print("variant", mode, Z, H, L, D, bm, bn, cfg["num_warps"], med, "us",
+                          st["nvml_sm_mhz_med"], "MHz", flush=True)
+                except Exception:
+                    traceback.print_exc()
+        del q, k, v, o
+        torch.cuda.empty_cache()
+    with open(os.path.join(outdir, "attention_variants.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
 
 
 @triton.jit
@@ -375,6 +461,8 @@ def main():
         micro(outdir)
     elif cmd == "suite":
         suite(outdir)
+    elif cmd == "variants":
+        variants(outdir)
     else:
         sys.exit("usage: attention_suite.py micro OUT | suite OUT | list")
 

@@ -8,6 +8,7 @@
 #   wgmma   the tensor core: sustained WGMMA rate and latency (wgmma_bench.py)
 #   micro   softmax and register-arithmetic microbenchmarks (attention_suite.py micro)
 #   suite   Triton TMA attention (3 tile configs) and cuDNN SDPA (attention_suite.py suite)
+#   variants  the attention loop with one stage left out (attention_suite.py variants)
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz. Never changes clocks or
 # any GPU setting: it only reads them.
 set -u
@@ -47,6 +48,10 @@ fi
 if has suite; then
   phase suite
   timeout ${SUITE_S:-220} python3 "$HERE/attention_suite.py" suite "$R/attn" || echo "suite rc=$?"
+fi
+if has variants; then
+  phase variants
+  timeout ${VARIANTS_S:-150} python3 "$HERE/attention_suite.py" variants "$R/attn" || echo "variants rc=$?"
 fi
 phase end
 kill "$SMI_PID" 2>/dev/null
