@@ -19,10 +19,14 @@ std::uint64_t unsigned_of(std::int64_t v, std::uint32_t width) {
   return width >= 64 ? u : u & ((std::uint64_t{1} << width) - 1);
 }
 
-std::string at(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
+std::string at(Pos p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
 
 /// Registers are allocated per warp in units of 256, 8 per thread.
-std::uint32_t round8(std::uint64_t r) { return static_cast<std::uint32_t>((r + 7) / 8 * 8); }
+std::uint32_t round8(std::uint64_t r) {
+  return static_cast<std::uint32_t>((r + 7) / 8 * 8);
+}
 
 }  // namespace
 
@@ -206,10 +210,9 @@ void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
   }
   code.push_back(instruction);
   if (++instructions_ > options_.max_instructions)
-    throw InputError(kernel_.doc().at(Pos{1, 1}),
-                     "CTA " + std::to_string(cta_) + " exceeds " +
-                         std::to_string(options_.max_instructions) +
-                         " instructions (max_instructions_per_cta)");
+    throw InputError(kernel_.doc().at(Pos{1, 1}), "CTA " + std::to_string(cta_) + " exceeds " +
+                                                      std::to_string(options_.max_instructions) +
+                                                      " instructions (max_instructions_per_cta)");
 }
 
 void CtaLowering::execute(const Node& n) {
@@ -228,10 +231,18 @@ void CtaLowering::execute(const Node& n) {
     slots_[n.result] = {0, kNone, false, operand.origin};
   };
   switch (n.kind) {
-    case NodeKind::kConst: set(n.imm); return;
-    case NodeKind::kOpaque: unknown_results(); return;
-    case NodeKind::kProgramId: set(pid_[n.sub]); return;
-    case NodeKind::kNumPrograms: set(static_cast<std::int64_t>(launch_.grid[n.sub])); return;
+    case NodeKind::kConst:
+      set(n.imm);
+      return;
+    case NodeKind::kOpaque:
+      unknown_results();
+      return;
+    case NodeKind::kProgramId:
+      set(pid_[n.sub]);
+      return;
+    case NodeKind::kNumPrograms:
+      set(static_cast<std::int64_t>(launch_.grid[n.sub]));
+      return;
     case NodeKind::kBinary: {
       const Value& x = slots_[operand(n, 0)];
       const Value& y = slots_[operand(n, 1)];
@@ -249,26 +260,66 @@ void CtaLowering::execute(const Node& n) {
       if (divides && b == 0) fail(n, "division by zero");
       std::int64_t r = 0;
       switch (op) {
-        case BinaryOp::kAdd: r = static_cast<std::int64_t>(ua + ub); break;
-        case BinaryOp::kSub: r = static_cast<std::int64_t>(ua - ub); break;
-        case BinaryOp::kMul: r = static_cast<std::int64_t>(ua * ub); break;
-        case BinaryOp::kDivS: r = a / b; break;
-        case BinaryOp::kDivU: r = static_cast<std::int64_t>(ua / ub); break;
-        case BinaryOp::kRemS: r = a % b; break;
-        case BinaryOp::kRemU: r = static_cast<std::int64_t>(ua % ub); break;
-        case BinaryOp::kCeilDivS: r = a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0); break;
-        case BinaryOp::kCeilDivU: r = static_cast<std::int64_t>((ua + ub - 1) / ub); break;
-        case BinaryOp::kFloorDivS: r = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); break;
-        case BinaryOp::kAnd: r = a & b; break;
-        case BinaryOp::kOr: r = a | b; break;
-        case BinaryOp::kXor: r = a ^ b; break;
-        case BinaryOp::kShl: r = b >= 64 ? 0 : static_cast<std::int64_t>(ua << ub); break;
-        case BinaryOp::kShrS: r = b >= 64 ? (a < 0 ? -1 : 0) : a >> b; break;
-        case BinaryOp::kShrU: r = b >= 64 ? 0 : static_cast<std::int64_t>(ua >> ub); break;
-        case BinaryOp::kMinS: r = std::min(a, b); break;
-        case BinaryOp::kMaxS: r = std::max(a, b); break;
-        case BinaryOp::kMinU: r = static_cast<std::int64_t>(std::min(ua, ub)); break;
-        case BinaryOp::kMaxU: r = static_cast<std::int64_t>(std::max(ua, ub)); break;
+        case BinaryOp::kAdd:
+          r = static_cast<std::int64_t>(ua + ub);
+          break;
+        case BinaryOp::kSub:
+          r = static_cast<std::int64_t>(ua - ub);
+          break;
+        case BinaryOp::kMul:
+          r = static_cast<std::int64_t>(ua * ub);
+          break;
+        case BinaryOp::kDivS:
+          r = a / b;
+          break;
+        case BinaryOp::kDivU:
+          r = static_cast<std::int64_t>(ua / ub);
+          break;
+        case BinaryOp::kRemS:
+          r = a % b;
+          break;
+        case BinaryOp::kRemU:
+          r = static_cast<std::int64_t>(ua % ub);
+          break;
+        case BinaryOp::kCeilDivS:
+          r = a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0);
+          break;
+        case BinaryOp::kCeilDivU:
+          r = static_cast<std::int64_t>((ua + ub - 1) / ub);
+          break;
+        case BinaryOp::kFloorDivS:
+          r = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+          break;
+        case BinaryOp::kAnd:
+          r = a & b;
+          break;
+        case BinaryOp::kOr:
+          r = a | b;
+          break;
+        case BinaryOp::kXor:
+          r = a ^ b;
+          break;
+        case BinaryOp::kShl:
+          r = b >= 64 ? 0 : static_cast<std::int64_t>(ua << ub);
+          break;
+        case BinaryOp::kShrS:
+          r = b >= 64 ? (a < 0 ? -1 : 0) : a >> b;
+          break;
+        case BinaryOp::kShrU:
+          r = b >= 64 ? 0 : static_cast<std::int64_t>(ua >> ub);
+          break;
+        case BinaryOp::kMinS:
+          r = std::min(a, b);
+          break;
+        case BinaryOp::kMaxS:
+          r = std::max(a, b);
+          break;
+        case BinaryOp::kMinU:
+          r = static_cast<std::int64_t>(std::min(ua, ub));
+          break;
+        case BinaryOp::kMaxU:
+          r = static_cast<std::int64_t>(std::max(ua, ub));
+          break;
       }
       set(r);
       return;
@@ -280,19 +331,40 @@ void CtaLowering::execute(const Node& n) {
         unknown_from(!x.known ? x : y);
         return;
       }
-      const std::uint64_t ux = static_cast<std::uint64_t>(x.v), uy = static_cast<std::uint64_t>(y.v);
+      const std::uint64_t ux = static_cast<std::uint64_t>(x.v),
+                          uy = static_cast<std::uint64_t>(y.v);
       bool r = false;
       switch (static_cast<CmpPredicate>(n.sub)) {
-        case CmpPredicate::kEq: r = x.v == y.v; break;
-        case CmpPredicate::kNe: r = x.v != y.v; break;
-        case CmpPredicate::kSlt: r = x.v < y.v; break;
-        case CmpPredicate::kSle: r = x.v <= y.v; break;
-        case CmpPredicate::kSgt: r = x.v > y.v; break;
-        case CmpPredicate::kSge: r = x.v >= y.v; break;
-        case CmpPredicate::kUlt: r = ux < uy; break;
-        case CmpPredicate::kUle: r = ux <= uy; break;
-        case CmpPredicate::kUgt: r = ux > uy; break;
-        case CmpPredicate::kUge: r = ux >= uy; break;
+        case CmpPredicate::kEq:
+          r = x.v == y.v;
+          break;
+        case CmpPredicate::kNe:
+          r = x.v != y.v;
+          break;
+        case CmpPredicate::kSlt:
+          r = x.v < y.v;
+          break;
+        case CmpPredicate::kSle:
+          r = x.v <= y.v;
+          break;
+        case CmpPredicate::kSgt:
+          r = x.v > y.v;
+          break;
+        case CmpPredicate::kSge:
+          r = x.v >= y.v;
+          break;
+        case CmpPredicate::kUlt:
+          r = ux < uy;
+          break;
+        case CmpPredicate::kUle:
+          r = ux <= uy;
+          break;
+        case CmpPredicate::kUgt:
+          r = ux > uy;
+          break;
+        case CmpPredicate::kUge:
+          r = ux >= uy;
+          break;
       }
       slots_[n.result] = {r ? 1 : 0, kNone, true, kNone};
       return;
@@ -344,7 +416,8 @@ void CtaLowering::execute(const Node& n) {
       const auto offset = static_cast<std::uint32_t>(out_->coords.size());
       for (std::uint32_t d = n.b; d-- > 0;) {  // TTGIR lists the outermost first
         const std::int64_t c = integer(n, d, "the TMA coordinate");
-        if (c < std::numeric_limits<std::int32_t>::min() || c > std::numeric_limits<std::int32_t>::max())
+        if (c < std::numeric_limits<std::int32_t>::min() ||
+            c > std::numeric_limits<std::int32_t>::max())
           fail(n, "TMA coordinate " + std::to_string(c) + " outside 32 bits");
         out_->coords.push_back(static_cast<std::int32_t>(c));
       }
@@ -426,10 +499,10 @@ void CtaLowering::execute(const Node& n) {
       const double lanes = static_cast<ComputeClass>(n.sub) == ComputeClass::kSfu
                                ? options_.costs.sfu_lanes
                                : options_.costs.alu_lanes;
-      const std::uint64_t per_wg = (static_cast<std::uint64_t>(n.imm) + part.warpgroups - 1) /
-                                   part.warpgroups;
-      const auto cycles = static_cast<std::uint64_t>(
-          std::ceil(static_cast<double>(per_wg) * n.a / lanes));
+      const std::uint64_t per_wg =
+          (static_cast<std::uint64_t>(n.imm) + part.warpgroups - 1) / part.warpgroups;
+      const auto cycles =
+          static_cast<std::uint64_t>(std::ceil(static_cast<double>(per_wg) * n.a / lanes));
       for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w) charge(w, cycles);
       unknown_results();
       return;

@@ -14,16 +14,16 @@ struct BinaryName {
   BinaryOp op;
 };
 constexpr BinaryName kBinaries[] = {
-    {"arith.addi", BinaryOp::kAdd},         {"arith.subi", BinaryOp::kSub},
-    {"arith.muli", BinaryOp::kMul},         {"arith.divsi", BinaryOp::kDivS},
-    {"arith.divui", BinaryOp::kDivU},       {"arith.remsi", BinaryOp::kRemS},
-    {"arith.remui", BinaryOp::kRemU},       {"arith.ceildivsi", BinaryOp::kCeilDivS},
+    {"arith.addi", BinaryOp::kAdd},           {"arith.subi", BinaryOp::kSub},
+    {"arith.muli", BinaryOp::kMul},           {"arith.divsi", BinaryOp::kDivS},
+    {"arith.divui", BinaryOp::kDivU},         {"arith.remsi", BinaryOp::kRemS},
+    {"arith.remui", BinaryOp::kRemU},         {"arith.ceildivsi", BinaryOp::kCeilDivS},
     {"arith.ceildivui", BinaryOp::kCeilDivU}, {"arith.floordivsi", BinaryOp::kFloorDivS},
-    {"arith.andi", BinaryOp::kAnd},         {"arith.ori", BinaryOp::kOr},
-    {"arith.xori", BinaryOp::kXor},         {"arith.shli", BinaryOp::kShl},
-    {"arith.shrsi", BinaryOp::kShrS},       {"arith.shrui", BinaryOp::kShrU},
-    {"arith.minsi", BinaryOp::kMinS},       {"arith.maxsi", BinaryOp::kMaxS},
-    {"arith.minui", BinaryOp::kMinU},       {"arith.maxui", BinaryOp::kMaxU},
+    {"arith.andi", BinaryOp::kAnd},           {"arith.ori", BinaryOp::kOr},
+    {"arith.xori", BinaryOp::kXor},           {"arith.shli", BinaryOp::kShl},
+    {"arith.shrsi", BinaryOp::kShrS},         {"arith.shrui", BinaryOp::kShrU},
+    {"arith.minsi", BinaryOp::kMinS},         {"arith.maxsi", BinaryOp::kMaxS},
+    {"arith.minui", BinaryOp::kMinU},         {"arith.maxui", BinaryOp::kMaxU},
 };
 
 constexpr std::string_view kPredicates[] = {"eq",  "ne",  "slt", "sle", "sgt",
@@ -32,22 +32,26 @@ constexpr std::string_view kPredicates[] = {"eq",  "ne",  "slt", "sle", "sgt",
 // Ops that move no data and do no arithmetic of their own (views and broadcasts are folded into
 // their users by the compiler).
 constexpr std::string_view kFree[] = {
-    "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.make_range",
-    "tt.join",  "tt.split",     "ub.poison",      "ttg.warp_yield", "ttg.warp_return",
-    "tt.return", "llvm.intr.assume", "tt.assume"};
+    "tt.splat",        "tt.broadcast", "tt.expand_dims",   "tt.reshape", "tt.trans",
+    "tt.make_range",   "tt.join",      "tt.split",         "ub.poison",  "ttg.warp_yield",
+    "ttg.warp_return", "tt.return",    "llvm.intr.assume", "tt.assume"};
 // Ops without a simfa instruction: the ISA has no expect_tx (a stage's bytes come from its copies)
 // and no fences; barrier lifetimes and deallocation cost nothing at this level.
-constexpr std::string_view kNops[] = {
-    "ttng.barrier_expect", "ttng.inval_barrier", "ttng.fence_async_shared", "ttng.fence",
-    "proton.record",       "ttg.local_dealloc",  "ttng.async_tma_store_wait",
-    "ttng.async_tma_store_token_wait"};
+constexpr std::string_view kNops[] = {"ttng.barrier_expect",
+                                      "ttng.inval_barrier",
+                                      "ttng.fence_async_shared",
+                                      "ttng.fence",
+                                      "proton.record",
+                                      "ttg.local_dealloc",
+                                      "ttng.async_tma_store_wait",
+                                      "ttng.async_tma_store_token_wait"};
 // Register-tensor work charged at the ALU rate besides arith.* (docs/ttgir.md).
-constexpr std::string_view kAluWork[] = {
-    "ttg.convert_layout", "ttg.local_load", "ttg.local_store", "tt.fp_to_fp", "tt.precise_divf",
-    "tt.precise_sqrt",    "tt.mulhiui",     "tt.clampf",       "tt.cat"};
+constexpr std::string_view kAluWork[] = {"ttg.convert_layout", "ttg.local_load",  "ttg.local_store",
+                                         "tt.fp_to_fp",        "tt.precise_divf", "tt.precise_sqrt",
+                                         "tt.mulhiui",         "tt.clampf",       "tt.cat"};
 // math.* ops the SFU (MUFU) computes; other math.* run on the ALU.
 constexpr std::string_view kSfuMath[] = {
-    "math.exp",  "math.exp2", "math.log",  "math.log2", "math.sin", "math.cos", "math.tanh",
+    "math.exp",  "math.exp2",  "math.log", "math.log2",  "math.sin",   "math.cos", "math.tanh",
     "math.sqrt", "math.rsqrt", "math.erf", "math.log1p", "math.expm1", "math.powf"};
 
 template <std::size_t N>
@@ -73,7 +77,9 @@ bool parse_i64(std::string_view text, std::int64_t& out) {
   return true;
 }
 
-std::string at_text(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
+std::string at_text(Pos p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
 
 struct Binding {
   std::uint32_t slot = 0;
@@ -216,8 +222,7 @@ class Compiler {
         }
         continue;
       }
-      const std::uint32_t width =
-          a.type.kind == TypeKind::kPtr ? 64 : integer_width(a.type.elem);
+      const std::uint32_t width = a.type.kind == TypeKind::kPtr ? 64 : integer_width(a.type.elem);
       if (width == 0) continue;  // floats: values simfa never needs
       ScalarArg sa;
       sa.name = std::string(a.name);
@@ -269,9 +274,8 @@ class Compiler {
       if (it != scopes_[k].end()) {
         const std::uint32_t idx = t.use < 0 ? 0 : static_cast<std::uint32_t>(t.use);
         if (idx >= it->second.count)
-          doc_.fail(t.pos, "%" + std::string(t.text) + " has " +
-                               std::to_string(it->second.count) + " results, not #" +
-                               std::to_string(idx));
+          doc_.fail(t.pos, "%" + std::string(t.text) + " has " + std::to_string(it->second.count) +
+                               " results, not #" + std::to_string(idx));
         return it->second.slot + idx;
       }
       if (isolated_[k]) break;
@@ -492,8 +496,9 @@ class Compiler {
       return;
     }
     if (!op.regions.empty())  // charging it would drop whatever its regions hold
-      doc_.fail(op.pos, "unknown op '" + std::string(op.name) +
-                            "' with regions: outside the TTGIR subset simfa lowers (docs/ttgir.md)");
+      doc_.fail(op.pos,
+                "unknown op '" + std::string(op.name) +
+                    "' with regions: outside the TTGIR subset simfa lowers (docs/ttgir.md)");
     if (!rules_.unknown_as_bubble)
       doc_.fail(op.pos, "unknown op '" + std::string(op.name) +
                             "': outside the TTGIR subset simfa lowers (docs/ttgir.md); "
@@ -549,8 +554,9 @@ class Compiler {
     operands(idx, all);
     std::uint32_t count = 0;
     const std::uint32_t results = define_results(op, count);
-    if (count != inits.size()) v.fail("the loop yields " + std::to_string(inits.size()) +
-                                      " values but defines " + std::to_string(count));
+    if (count != inits.size())
+      v.fail("the loop yields " + std::to_string(inits.size()) + " values but defines " +
+             std::to_string(count));
     push_scope(false);
     const Token& ivt = doc_.token(iv_token);
     const std::uint32_t iv = define_one(ivt.text, ivt.pos);
@@ -806,8 +812,10 @@ class Compiler {
     pop_scope();
     p_.nodes[idx].b = static_cast<std::uint32_t>(p_.nodes.size());
 
-    const std::vector<std::int64_t> start_ids = array_attr(doc_, op.segments.front(), "warpGroupStartIds");
-    const std::vector<std::int64_t> registers = array_attr(doc_, op.segments.front(), "actualRegisters");
+    const std::vector<std::int64_t> start_ids =
+        array_attr(doc_, op.segments.front(), "warpGroupStartIds");
+    const std::vector<std::int64_t> registers =
+        array_attr(doc_, op.segments.front(), "actualRegisters");
     std::vector<std::uint32_t> sizes;
     for (std::size_t k = 1; k < op.regions.size(); ++k) {
       const std::uint32_t seg = static_cast<std::uint32_t>(k);
@@ -822,8 +830,7 @@ class Compiler {
           if (parse_i64(doc_.token(i + 2).text, n)) part.num_warps = static_cast<std::uint32_t>(n);
         }
       }
-      if (part.num_warps == 0)
-        doc_.fail(op.regions[k].open, "partition without num_warps(N)");
+      if (part.num_warps == 0) doc_.fail(op.regions[k].open, "partition without num_warps(N)");
       if (args.size() != captures.size())
         doc_.fail(op.regions[k].open, "the partition takes " + std::to_string(args.size()) +
                                           " arguments but warp_specialize passes " +
@@ -862,8 +869,8 @@ class Compiler {
     std::uint32_t next = p_.num_warps;
     for (std::size_t k : order) {
       Partition& part = p_.partitions[1 + k];
-      part.start_warp = start_ids.size() == sizes.size() ? static_cast<std::uint32_t>(start_ids[k])
-                                                         : next;
+      part.start_warp =
+          start_ids.size() == sizes.size() ? static_cast<std::uint32_t>(start_ids[k]) : next;
       next += part.num_warps;
     }
     p_.nodes[idx].end = static_cast<std::uint32_t>(p_.nodes.size());
@@ -938,7 +945,8 @@ std::uint32_t KernelProgram::warpgroup_count() const {
 std::uint32_t KernelProgram::partition_of_warp(std::uint32_t warp) const {
   if (warp < partitions[0].num_warps) return 0;
   for (std::uint32_t k = 1; k < partitions.size(); ++k)
-    if (warp >= partitions[k].start_warp && warp < partitions[k].start_warp + partitions[k].num_warps)
+    if (warp >= partitions[k].start_warp &&
+        warp < partitions[k].start_warp + partitions[k].num_warps)
       return k;
   return kNone;
 }

@@ -19,35 +19,54 @@ namespace simfa::ttgir {
 inline constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
 enum class NodeKind : std::uint8_t {
-  kConst,          ///< imm -> result
-  kOpaque,         ///< results whose values simfa does not compute (floats, tensors, loads)
-  kBinary,         ///< sub: BinaryOp
-  kCmp,            ///< sub: CmpPredicate
-  kSelect,         ///< cond, a, b
-  kCast,           ///< sub: CastKind; width: result width; a: operand width
-  kProgramId,      ///< sub: axis
-  kNumPrograms,    ///< sub: axis
-  kFor,            ///< operands lb, ub, step, inits...; a: iv slot; b: first iter slot;
-                   ///< sub: 1 when its body holds a dot (per-iteration bubble)
-  kIf,             ///< operand cond; body [self+1, a) then, [a, end) else
-  kYield,          ///< operands -> slots [a, a + count) of the enclosing op
-  kAlloc,          ///< a: allocation id
-  kView,           ///< operand 0 a memdesc, operands 1.. indices (memdesc_index/trans/...)
-  kTmaLoad,        ///< desc, coords..., barrier, [pred]; a: descriptor id; b: coordinate count
-  kTmaStore,       ///< desc, coords...; a: descriptor id; b: coordinate count
-  kDot,            ///< a: dot id
-  kDotWait,        ///< imm: pendings
-  kWaitBarrier,    ///< barrier, phase, [pred]
-  kArriveBarrier,  ///< barrier, [pred]; imm: count; a: arrivals one RELEASE stands for; b: per-thread
-  kCtaBarrier,     ///< gpu.barrier: the partition's WarpGroups meet
-  kCompute,        ///< tensor work charged as a BUBBLE: imm elements, sub ComputeClass, a ops
-  kWarpSpecialize, ///< a: its first partition; default region [self+1, b); partitions follow
-  kNop,            ///< known ops without an instruction (barrier_expect, fences, deallocs, ...)
+  kConst,           ///< imm -> result
+  kOpaque,          ///< results whose values simfa does not compute (floats, tensors, loads)
+  kBinary,          ///< sub: BinaryOp
+  kCmp,             ///< sub: CmpPredicate
+  kSelect,          ///< cond, a, b
+  kCast,            ///< sub: CastKind; width: result width; a: operand width
+  kProgramId,       ///< sub: axis
+  kNumPrograms,     ///< sub: axis
+  kFor,             ///< operands lb, ub, step, inits...; a: iv slot; b: first iter slot;
+                    ///< sub: 1 when its body holds a dot (per-iteration bubble)
+  kIf,              ///< operand cond; body [self+1, a) then, [a, end) else
+  kYield,           ///< operands -> slots [a, a + count) of the enclosing op
+  kAlloc,           ///< a: allocation id
+  kView,            ///< operand 0 a memdesc, operands 1.. indices (memdesc_index/trans/...)
+  kTmaLoad,         ///< desc, coords..., barrier, [pred]; a: descriptor id; b: coordinate count
+  kTmaStore,        ///< desc, coords...; a: descriptor id; b: coordinate count
+  kDot,             ///< a: dot id
+  kDotWait,         ///< imm: pendings
+  kWaitBarrier,     ///< barrier, phase, [pred]
+  kArriveBarrier,   ///< barrier, [pred]; imm: count; a: arrivals one RELEASE stands for; b:
+                    ///< per-thread
+  kCtaBarrier,      ///< gpu.barrier: the partition's WarpGroups meet
+  kCompute,         ///< tensor work charged as a BUBBLE: imm elements, sub ComputeClass, a ops
+  kWarpSpecialize,  ///< a: its first partition; default region [self+1, b); partitions follow
+  kNop,             ///< known ops without an instruction (barrier_expect, fences, deallocs, ...)
 };
 
 enum class BinaryOp : std::uint8_t {
-  kAdd, kSub, kMul, kDivS, kDivU, kRemS, kRemU, kCeilDivS, kCeilDivU, kFloorDivS,
-  kAnd, kOr, kXor, kShl, kShrS, kShrU, kMinS, kMaxS, kMinU, kMaxU,
+  kAdd,
+  kSub,
+  kMul,
+  kDivS,
+  kDivU,
+  kRemS,
+  kRemU,
+  kCeilDivS,
+  kCeilDivU,
+  kFloorDivS,
+  kAnd,
+  kOr,
+  kXor,
+  kShl,
+  kShrS,
+  kShrU,
+  kMinS,
+  kMaxS,
+  kMinU,
+  kMaxU,
 };
 enum class CmpPredicate : std::uint8_t { kEq, kNe, kSlt, kSle, kSgt, kSge, kUlt, kUle, kUgt, kUge };
 enum class CastKind : std::uint8_t { kSignExtend, kZeroExtend, kTruncate };
@@ -56,13 +75,13 @@ enum class ComputeClass : std::uint8_t { kAlu, kSfu, kUnknown };
 struct Node {
   NodeKind kind = NodeKind::kNop;
   std::uint8_t sub = 0;
-  std::uint8_t width = 64;       ///< result width of integer results
-  std::uint32_t site = kNone;    ///< instrumentation site id
-  std::uint32_t operands = 0;    ///< first index into KernelProgram::operands
+  std::uint8_t width = 64;     ///< result width of integer results
+  std::uint32_t site = kNone;  ///< instrumentation site id
+  std::uint32_t operands = 0;  ///< first index into KernelProgram::operands
   std::uint32_t operand_count = 0;
   std::uint32_t result = kNone;  ///< first result slot
   std::uint32_t result_count = 0;
-  std::uint32_t end = 0;         ///< one past the last node of its regions (itself + 1 if none)
+  std::uint32_t end = 0;  ///< one past the last node of its regions (itself + 1 if none)
   std::uint32_t a = 0, b = 0;
   std::int64_t imm = 0;
   Pos pos;
@@ -70,7 +89,7 @@ struct Node {
 
 /// A kernel argument the launch gives a value: a scalar or one field of a descriptor.
 struct ScalarArg {
-  std::string name;      ///< "M", or "a_desc.shape[1]" for a descriptor's expanded argument
+  std::string name;  ///< "M", or "a_desc.shape[1]" for a descriptor's expanded argument
   std::uint32_t slot = 0;
   std::uint32_t width = 32;
   std::uint32_t desc = kNone;  ///< owning descriptor, when a shape or stride argument
@@ -102,12 +121,12 @@ struct Allocation {
 /// Where the CTA's warps go: the default partition (index 0) and the warp_specialize partitions.
 struct Partition {
   std::uint32_t num_warps = 0;
-  std::uint32_t start_warp = 0;       ///< Triton's warpGroupStartIds
-  std::uint32_t first_warpgroup = 0;  ///< index in the CTA program
-  std::uint32_t warpgroups = 0;       ///< ceil(num_warps / 4)
+  std::uint32_t start_warp = 0;            ///< Triton's warpGroupStartIds
+  std::uint32_t first_warpgroup = 0;       ///< index in the CTA program
+  std::uint32_t warpgroups = 0;            ///< ceil(num_warps / 4)
   std::uint32_t registers_per_thread = 0;  ///< actualRegisters, when the TTGIR says
-  std::uint32_t begin = 0, end = 0;   ///< its region's nodes (default: the whole function)
-  std::vector<std::uint32_t> arg_slots;  ///< region arguments (explicit captures)
+  std::uint32_t begin = 0, end = 0;        ///< its region's nodes (default: the whole function)
+  std::vector<std::uint32_t> arg_slots;    ///< region arguments (explicit captures)
   std::uint64_t accumulator_bytes_per_thread = 0;  ///< sum over its dots
 };
 
@@ -117,8 +136,8 @@ struct DotInfo {
 
 /// How non-MMA register work and unknown ops are charged (docs/ttgir.md, "Bubbles").
 struct CostRules {
-  double alu_lanes = 128;  ///< elements per cycle per WarpGroup: arith, layout conversions
-  double sfu_lanes = 16;   ///< elements per cycle per WarpGroup: math.* transcendental
+  double alu_lanes = 128;          ///< elements per cycle per WarpGroup: arith, layout conversions
+  double sfu_lanes = 16;           ///< elements per cycle per WarpGroup: math.* transcendental
   bool unknown_as_bubble = false;  ///< else an unknown op is rejected
 };
 
@@ -142,8 +161,8 @@ class KernelProgram {
   std::vector<Site> sites;
   std::uint32_t stage_count = 0;
   std::uint32_t consumers_per_stage = 1;
-  std::uint64_t smem_bytes = 0;         ///< peak of live allocations in program order
-  std::vector<std::string> unknown_ops; ///< "tt.store at 105:5" (charged by the unknown-op rule)
+  std::uint64_t smem_bytes = 0;          ///< peak of live allocations in program order
+  std::vector<std::string> unknown_ops;  ///< "tt.store at 105:5" (charged by the unknown-op rule)
   /// Where each slot's value comes from, for messages: the defining op or argument.
   std::vector<Pos> slot_pos;
   std::vector<std::string_view> slot_name;

@@ -27,24 +27,48 @@ void TtgirSource::describe(Schema& schema) {
       "kernel arguments, ';'-separated: scalars (M=4096) and per descriptor NAME.shape=AxB "
       "(required when it is loaded), NAME.strides=AxB (elements; default row-major), "
       "NAME.base=ADDR (docs/ttgir.md)");
-  schema.integer("prologue_bubble").def(0).min(0).unit("SM cycles").doc(
-      "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
-      "records (calibration, docs/ttgir.md)");
-  schema.integer("per_iteration_bubble").def(0).min(0).unit("SM cycles").doc(
-      "cycles added to every iteration of a loop that holds a warp_group_dot (calibration, "
-      "docs/ttgir.md)");
-  schema.integer("registers_per_thread").def(0).range(0, 255).unit("registers").doc(
-      "registers a thread holds; 0: the TTGIR's actualRegisters, else accumulators + 40");
-  schema.real("alu_lanes").def(128.0).min(1).unit("elements/cycle").doc(
-      "register-tensor elements a WarpGroup's arithmetic processes per cycle (BUBBLE rule)");
-  schema.real("sfu_lanes").def(16.0).min(1).unit("elements/cycle").doc(
-      "elements per cycle of transcendental math.* ops (MUFU: 16/clk/SM on sm_90)");
-  schema.string("unknown_ops").def("reject").choices({"reject", "bubble"}).doc(
-      "an op outside the lowered subset: reject it (line:col), or charge it as a BUBBLE at "
-      "the ALU rate and list it in the workload parameters");
-  schema.string("lost_events").def("reject").choices({"reject", "fill"}).doc(
-      "trace route, a warp whose 256-record Proton buffer overflowed: reject the trace, or take "
-      "the lost first scopes from the static lowering when the kept ones are its last ones");
+  schema.integer("prologue_bubble")
+      .def(0)
+      .min(0)
+      .unit("SM cycles")
+      .doc(
+          "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
+          "records (calibration, docs/ttgir.md)");
+  schema.integer("per_iteration_bubble")
+      .def(0)
+      .min(0)
+      .unit("SM cycles")
+      .doc(
+          "cycles added to every iteration of a loop that holds a warp_group_dot (calibration, "
+          "docs/ttgir.md)");
+  schema.integer("registers_per_thread")
+      .def(0)
+      .range(0, 255)
+      .unit("registers")
+      .doc("registers a thread holds; 0: the TTGIR's actualRegisters, else accumulators + 40");
+  schema.real("alu_lanes")
+      .def(128.0)
+      .min(1)
+      .unit("elements/cycle")
+      .doc("register-tensor elements a WarpGroup's arithmetic processes per cycle (BUBBLE rule)");
+  schema.real("sfu_lanes")
+      .def(16.0)
+      .min(1)
+      .unit("elements/cycle")
+      .doc("elements per cycle of transcendental math.* ops (MUFU: 16/clk/SM on sm_90)");
+  schema.string("unknown_ops")
+      .def("reject")
+      .choices({"reject", "bubble"})
+      .doc(
+          "an op outside the lowered subset: reject it (line:col), or charge it as a BUBBLE at "
+          "the ALU rate and list it in the workload parameters");
+  schema.string("lost_events")
+      .def("reject")
+      .choices({"reject", "fill"})
+      .doc(
+          "trace route, a warp whose 256-record Proton buffer overflowed: reject the trace, or "
+          "take "
+          "the lost first scopes from the static lowering when the kept ones are its last ones");
   schema.integer("max_instructions_per_cta")
       .def(1 << 24)
       .range(1, 1 << 28)
@@ -82,7 +106,8 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   kernel_ = std::make_unique<KernelProgram>(*doc_, options.costs);
 
   std::array<std::uint64_t, 3> grid{1, 1, 1};
-  if (!trace.empty()) trace_ = std::make_unique<ProtonTrace>(read_proton_trace(trace, params.where("trace")));
+  if (!trace.empty())
+    trace_ = std::make_unique<ProtonTrace>(read_proton_trace(trace, params.where("trace")));
   if (!params.string("grid").empty()) {
     std::string why;
     if (!parse_grid(params.string("grid"), grid, why))

@@ -147,7 +147,7 @@ std::vector<std::uint32_t> OpView::values(std::size_t seg) const {
 std::string_view OpView::keyword() const {
   const TokenRange r = op_->segments.front();
   return r.empty() || doc_->token(r.begin).kind != Tok::kIdent ? std::string_view()
-                                                                : doc_->token(r.begin).text;
+                                                               : doc_->token(r.begin).text;
 }
 
 std::optional<std::int64_t> OpView::attr_int(std::string_view key) const {
@@ -206,7 +206,7 @@ TypeInfo OpView::type_at(std::uint32_t& i) const {
     info.kind = TypeKind::kTensor;
     body(shaped);
   } else if (head.kind == Tok::kBangId && (canonical_name(head.text.substr(1)) == "ttg.memdesc" ||
-                                            head.text == "!tt.memdesc")) {  // Triton <= 3.1
+                                           head.text == "!tt.memdesc")) {  // Triton <= 3.1
     info.kind = TypeKind::kMemdesc;
     body(shaped);
   } else if (head.kind == Tok::kBangId && head.text == "!tt.tensordesc") {
@@ -253,7 +253,8 @@ std::vector<TypeInfo> OpView::types(std::optional<std::size_t> seg) const {
         doc_->token(i + 1).kind == Tok::kLParen)
       break;
     if (t.kind == Tok::kLParen || t.kind == Tok::kRParen || t.kind == Tok::kComma ||
-        t.kind == Tok::kArrow || t.kind == Tok::kStar || (t.kind == Tok::kIdent && t.text == "to")) {
+        t.kind == Tok::kArrow || t.kind == Tok::kStar ||
+        (t.kind == Tok::kIdent && t.text == "to")) {
       ++i;
       continue;
     }
@@ -289,8 +290,7 @@ MmaLayout mma_layout(const MlirDocument& doc, std::uint32_t encoding_token, Pos 
     doc.fail(where, "the layout " + std::string(enc.text) +
                         " lacks warpsPerCTA = [m, n] or instrShape = [16, n, k]");
   if (warps[0] % 4 != 0)
-    doc.fail(where, "warpsPerCTA = [" + std::to_string(warps[0]) + ", " +
-                        std::to_string(warps[1]) +
+    doc.fail(where, "warpsPerCTA = [" + std::to_string(warps[0]) + ", " + std::to_string(warps[1]) +
                         "] puts fewer than 4 warps along M: not a WarpGroup-level WGMMA layout");
   MmaLayout m;
   m.warps_m = static_cast<std::uint32_t>(warps[0]);

@@ -22,9 +22,9 @@ enum class TypeKind : std::uint8_t { kNone, kScalar, kTensor, kMemdesc, kTensorD
 
 struct TypeInfo {
   TypeKind kind = TypeKind::kNone;
-  std::vector<std::int64_t> shape;  ///< outermost first, as written
-  std::string_view elem;            ///< "f16", "i64"
-  std::uint32_t encoding_token = 0; ///< the first encoding's token ("#mma"); 0: none
+  std::vector<std::int64_t> shape;   ///< outermost first, as written
+  std::string_view elem;             ///< "f16", "i64"
+  std::uint32_t encoding_token = 0;  ///< the first encoding's token ("#mma"); 0: none
 
   std::uint64_t elements() const;
 };
@@ -86,8 +86,8 @@ struct DotShape {
   std::int64_t instr_n = 0;  ///< columns likewise: n of the instruction * warps_n
   std::int64_t instr_k = 0;
   MmaLayout layout;
-  std::string dtype;  ///< of A
-  std::string acc;    ///< of the accumulator
+  std::string dtype;        ///< of A
+  std::string acc;          ///< of the accumulator
   bool register_a = false;  ///< mode RS (A from registers) rather than SS
   bool is_async = false;
 

@@ -1,16 +1,15 @@
 // End-to-end tests of the `simfa` binary: real manifests, real example workloads, exit codes,
 // error messages, the stats contract, determinism and event/reference stepping equivalence.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <boost/json.hpp>
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -35,7 +34,9 @@ Outcome simfa(const std::string& args) {
   return o;
 }
 
-std::string source(const std::string& rel) { return std::string(SIMFA_SOURCE_DIR) + "/" + rel; }
+std::string source(const std::string& rel) {
+  return std::string(SIMFA_SOURCE_DIR) + "/" + rel;
+}
 
 fs::path temp_file(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / "simfa_cli_test";
@@ -163,7 +164,8 @@ TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
                       " --stats " + b.string() + " --stepping reference");
     ASSERT_EQ(e.exit_code, 0) << trace << "\n" << e.out;
     ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.out;
-    EXPECT_EQ(json::serialize(without_sim(read_json(a))), json::serialize(without_sim(read_json(b))))
+    EXPECT_EQ(json::serialize(without_sim(read_json(a))),
+              json::serialize(without_sim(read_json(b))))
         << trace;
   }
 }

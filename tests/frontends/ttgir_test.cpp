@@ -38,7 +38,9 @@ std::string slurp(const std::string& path) {
 using test::Keys;
 using test::listing;
 using test::repeat;
-ParamValue str(const std::string& s) { return ParamValue{s}; }
+ParamValue str(const std::string& s) {
+  return ParamValue{s};
+}
 
 /// Builds a TtgirSource from the schema's defaults and `keys`, key i on line 2 + i of "w.toml".
 struct Harness : test::NullBuildContext {
@@ -58,8 +60,8 @@ std::string gemm_args(int m, int n, int k) {
 // The committed attention (attn_fwd_tma.ttgir, 128x64 tiles, 8 warps) over Z*H heads.
 std::string attn_args(int zh, int n_ctx) {
   const std::string rows = std::to_string(zh * n_ctx);
-  return "N_CTX=" + std::to_string(n_ctx) + ";desc_q.shape=" + rows + "x128;desc_k.shape=" +
-         rows + "x128;desc_v.shape=" + rows + "x128;desc_o.shape=" + rows + "x128";
+  return "N_CTX=" + std::to_string(n_ctx) + ";desc_q.shape=" + rows + "x128;desc_k.shape=" + rows +
+         "x128;desc_v.shape=" + rows + "x128;desc_o.shape=" + rows + "x128";
 }
 
 /// What the two routes must agree on, per WarpGroup: the instruction list with TMA operands
@@ -354,8 +356,9 @@ TEST(TtgirStatic, WarpSpecializePartitionsAreWarpGroups) {
 // trailing index) lower to the same program.
 TEST(TtgirStatic, OlderSpellingsLowerTheSame) {
   std::string text = slurp(kDevice + "gemm_tma.ttgir");
-  text = std::regex_replace(text, std::regex("ttg\\.memdesc_index (%[a-z_0-9]+)\\[(%[a-z_0-9]+)\\]"),
-                            "triton_gpu.memdesc_subview $1[$2, %c0_i32]");
+  text =
+      std::regex_replace(text, std::regex("ttg\\.memdesc_index (%[a-z_0-9]+)\\[(%[a-z_0-9]+)\\]"),
+                         "triton_gpu.memdesc_subview $1[$2, %c0_i32]");
   text = std::regex_replace(text, std::regex("ttng\\.warp_group_dot "),
                             "triton_nvidia_gpu.warp_group_dot ");
   ASSERT_NE(text.find("triton_gpu.memdesc_subview %acc[%c0_i32, %c0_i32]"), std::string::npos);
@@ -364,9 +367,10 @@ TEST(TtgirStatic, OlderSpellingsLowerTheSame) {
   Harness h;
   const std::string args = gemm_args(256, 256, 512);
   auto old_src = h.make({{"file", str(old_path)}, {"grid", str("4")}, {"args", str(args)}});
-  auto new_src = h.make(
-      {{"file", str(kDevice + "gemm_tma.ttgir")}, {"grid", str("4")}, {"args", str(args)}});
-  for (std::uint64_t cta = 0; cta < 4; ++cta) EXPECT_EQ(resolved(*old_src, cta), resolved(*new_src, cta));
+  auto new_src =
+      h.make({{"file", str(kDevice + "gemm_tma.ttgir")}, {"grid", str("4")}, {"args", str(args)}});
+  for (std::uint64_t cta = 0; cta < 4; ++cta)
+    EXPECT_EQ(resolved(*old_src, cta), resolved(*new_src, cta));
   std::remove(old_path.c_str());
 }
 
@@ -392,8 +396,8 @@ TEST(TtgirStatic, CalibrationBubblesGoWhereTheyBelong) {
 void expect_routes_agree(const std::string& trace, const std::string& ttgir,
                          const std::string& grid, const std::string& args) {
   Harness h;
-  auto traced = h.make({{"trace", str(trace)}, {"ttgir", str(ttgir)}, {"grid", str(grid)},
-                        {"args", str(args)}});
+  auto traced = h.make(
+      {{"trace", str(trace)}, {"ttgir", str(ttgir)}, {"grid", str(grid)}, {"args", str(args)}});
   auto lowered = h.make({{"file", str(ttgir)}, {"grid", str(grid)}, {"args", str(args)}});
   ASSERT_EQ(traced->cta_count(), lowered->cta_count());
   for (std::uint64_t cta = 0; cta < traced->cta_count(); ++cta) {
@@ -441,7 +445,8 @@ TEST(TtgirTrace, ProtonBufferOverflowIsReportedOrFilled) {
                      {"args", str(gemm_args(128, 128, 8192))}};
   const std::string e = error_of([&] { h.make(keys); });
   EXPECT_NE(e.find("ttgir_gemm_128x128x8192.chrome_trace.gz:1:"), std::string::npos) << e;
-  EXPECT_NE(e.find("records 128 scopes where the TTGIR executes 647 sites"), std::string::npos) << e;
+  EXPECT_NE(e.find("records 128 scopes where the TTGIR executes 647 sites"), std::string::npos)
+      << e;
   EXPECT_NE(e.find("Proton keeps 256 records (128 scopes) a warp"), std::string::npos) << e;
 
   Keys fill = keys;
@@ -452,7 +457,8 @@ TEST(TtgirTrace, ProtonBufferOverflowIsReportedOrFilled) {
                          {"args", str(gemm_args(128, 128, 8192))}});
   EXPECT_EQ(resolved(*traced, 0), resolved(*lowered, 0));
   bool reported = false;
-  for (const auto& [k, v] : traced->parameters()) reported |= k == "trace.filled_scopes" && v != "0";
+  for (const auto& [k, v] : traced->parameters())
+    reported |= k == "trace.filled_scopes" && v != "0";
   EXPECT_TRUE(reported);
 }
 
@@ -496,8 +502,7 @@ TEST(TtgirErrors, TruncatedJsonIsLocated) {
             {"args", str(gemm_args(128, 128, 512))}});
   });
   EXPECT_NE(e.find("ttgir_truncated.chrome_trace:1:"), std::string::npos) << e;
-  EXPECT_NE(e.find("truncated JSON: the file ends inside the traceEvents array"),
-            std::string::npos)
+  EXPECT_NE(e.find("truncated JSON: the file ends inside the traceEvents array"), std::string::npos)
       << e;
 }
 
@@ -530,7 +535,8 @@ TEST(TtgirErrors, UnknownOpIsNamedOrChargedByTheRule) {
   EXPECT_EQ(listing(p.warpgroups[0], p, src->tensor_maps()),
             (std::vector<std::string>{"BUBBLE 2", "EXIT"}));
   bool listed = false;
-  for (const auto& [k, v] : src->parameters()) listed |= k == "unknown_ops_charged" && v == "tt.store at 7:5";
+  for (const auto& [k, v] : src->parameters())
+    listed |= k == "unknown_ops_charged" && v == "tt.store at 7:5";
   EXPECT_TRUE(listed);
 }
 
@@ -612,14 +618,17 @@ TEST(TtgirErrors, TraceOfOtherArgumentsOrAnotherKernel) {
 TEST(TtgirErrors, RouteKeysAreChecked) {
   Harness h;
   EXPECT_NE(error_of([&] { h.make({}); }).find("give either file=K.ttgir"), std::string::npos);
-  EXPECT_NE(error_of([&] { h.make({{"file", str(kDevice + "gemm_tma.ttgir")}}); })
-                .find("the static route needs grid=X[xYxZ]"),
+  EXPECT_NE(error_of([&] {
+              h.make({{"file", str(kDevice + "gemm_tma.ttgir")}});
+            }).find("the static route needs grid=X[xYxZ]"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { h.make({{"trace", str(kData + "ttgir_truncated.chrome_trace")}}); })
-                .find("the trace route needs ttgir=K.ttgir"),
+  EXPECT_NE(error_of([&] {
+              h.make({{"trace", str(kData + "ttgir_truncated.chrome_trace")}});
+            }).find("the trace route needs ttgir=K.ttgir"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { h.make({{"file", str(kData + "nonexistent.ttgir")}, {"grid", str("1")}}); })
-                .find("w.toml:2:1: error: cannot read TTGIR file"),
+  EXPECT_NE(error_of([&] {
+              h.make({{"file", str(kData + "nonexistent.ttgir")}, {"grid", str("1")}});
+            }).find("w.toml:2:1: error: cannot read TTGIR file"),
             std::string::npos);
 }
 

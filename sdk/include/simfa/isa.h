@@ -29,9 +29,9 @@ inline constexpr int kOpcodeCount = 13;
 
 inline const char* opcode_name(Opcode op) {
   static constexpr const char* kNames[kOpcodeCount] = {
-      "TMA_LOAD", "TMA_BULK",   "TMA_STORE",  "ACQUIRE_STAGE", "RELEASE_STAGE",
-      "MB_WAIT",  "WGMMA",      "WGMMA_COMMIT", "WGMMA_WAIT", "BAR_ARRIVE",
-      "BAR_WAIT", "BUBBLE",     "EXIT"};
+      "TMA_LOAD", "TMA_BULK", "TMA_STORE",    "ACQUIRE_STAGE", "RELEASE_STAGE",
+      "MB_WAIT",  "WGMMA",    "WGMMA_COMMIT", "WGMMA_WAIT",    "BAR_ARRIVE",
+      "BAR_WAIT", "BUBBLE",   "EXIT"};
   auto i = static_cast<unsigned>(op);
   return i < kOpcodeCount ? kNames[i] : "?";
 }
@@ -53,13 +53,19 @@ struct Instruction {
   static Instruction tma_store(std::uint16_t map, std::uint32_t coord_offset) {
     return {Opcode::kTmaStore, 0, map, coord_offset, 0, 0};
   }
-  static Instruction acquire_stage(std::uint8_t s) { return {Opcode::kAcquireStage, s, 0, 0, 0, 0}; }
-  static Instruction release_stage(std::uint8_t s) { return {Opcode::kReleaseStage, s, 0, 0, 0, 0}; }
+  static Instruction acquire_stage(std::uint8_t s) {
+    return {Opcode::kAcquireStage, s, 0, 0, 0, 0};
+  }
+  static Instruction release_stage(std::uint8_t s) {
+    return {Opcode::kReleaseStage, s, 0, 0, 0, 0};
+  }
   static Instruction mb_wait(std::uint8_t s) { return {Opcode::kMbWait, s, 0, 0, 0, 0}; }
   static Instruction wgmma(std::uint16_t m, std::uint16_t n, std::uint16_t k, std::uint32_t gid) {
     return {Opcode::kWgmma, 0, 0, (std::uint32_t{m} << 16) | n, k, gid};
   }
-  static Instruction wgmma_commit(std::uint32_t gid) { return {Opcode::kWgmmaCommit, 0, 0, 0, 0, gid}; }
+  static Instruction wgmma_commit(std::uint32_t gid) {
+    return {Opcode::kWgmmaCommit, 0, 0, 0, 0, gid};
+  }
   static Instruction wgmma_wait(std::uint32_t n) { return {Opcode::kWgmmaWait, 0, 0, n, 0, 0}; }
   static Instruction bar_arrive(std::uint32_t bid) { return {Opcode::kBarArrive, 0, 0, bid, 0, 0}; }
   static Instruction bar_wait(std::uint32_t bid) { return {Opcode::kBarWait, 0, 0, bid, 0, 0}; }

@@ -5,11 +5,10 @@
 // nothing else of a library built for another ABI.
 #pragma once
 
+#include <boost/dll/alias.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-
-#include <boost/dll/alias.hpp>
 
 #include "simfa/component.h"
 #include "simfa/params.h"
@@ -40,21 +39,22 @@ using PluginEntry = const PluginDescriptor*();
 /// `const BuildContext&`.
 template <typename T>
 constexpr ComponentInfo component_info(const char* name, const char* version, const char* doc) {
-  return ComponentInfo{name, version, doc, &T::describe,
-                       [](const BuildContext& c) -> std::unique_ptr<Component> {
-                         return std::make_unique<T>(c);
-                       }};
+  return ComponentInfo{
+      name, version, doc, &T::describe,
+      [](const BuildContext& c) -> std::unique_ptr<Component> { return std::make_unique<T>(c); }};
 }
 
 }  // namespace simfa
 
 /// Export a library's components: SIMFA_PLUGIN("simfa-core", info1, info2, ...).
-#define SIMFA_PLUGIN(LIBRARY_NAME, ...)                                                    \
-  namespace {                                                                              \
-  const ::simfa::ComponentInfo simfa_plugin_components_[] = {__VA_ARGS__};                \
-  const ::simfa::PluginDescriptor simfa_plugin_descriptor_value_{                          \
-      ::simfa::kSdkAbiVersion, LIBRARY_NAME, simfa_plugin_components_,                     \
-      sizeof(simfa_plugin_components_) / sizeof(simfa_plugin_components_[0])};            \
-  const ::simfa::PluginDescriptor* simfa_plugin_entry_() { return &simfa_plugin_descriptor_value_; } \
-  }                                                                                        \
+#define SIMFA_PLUGIN(LIBRARY_NAME, ...)                                        \
+  namespace {                                                                  \
+  const ::simfa::ComponentInfo simfa_plugin_components_[] = {__VA_ARGS__};     \
+  const ::simfa::PluginDescriptor simfa_plugin_descriptor_value_{              \
+      ::simfa::kSdkAbiVersion, LIBRARY_NAME, simfa_plugin_components_,         \
+      sizeof(simfa_plugin_components_) / sizeof(simfa_plugin_components_[0])}; \
+  const ::simfa::PluginDescriptor* simfa_plugin_entry_() {                     \
+    return &simfa_plugin_descriptor_value_;                                    \
+  }                                                                            \
+  }                                                                            \
   BOOST_DLL_ALIAS(simfa_plugin_entry_, simfa_plugin_descriptor)

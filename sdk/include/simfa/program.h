@@ -21,8 +21,8 @@ struct WarpGroupProgram {
 struct CtaProgram {
   std::uint64_t cta_id = 0;
   std::int64_t smem_bytes = 0;
-  std::uint32_t stage_count = 0;          ///< ring-buffer slots (mbarrier pairs)
-  std::uint32_t consumers_per_stage = 1;  ///< RELEASE_STAGEs that free one slot
+  std::uint32_t stage_count = 0;                    ///< ring-buffer slots (mbarrier pairs)
+  std::uint32_t consumers_per_stage = 1;            ///< RELEASE_STAGEs that free one slot
   std::vector<std::uint32_t> barrier_participants;  ///< per named barrier id; missing ids: 2
   std::vector<WarpGroupProgram> warpgroups;
   std::vector<std::int32_t> coords;  ///< TMA_LOAD / TMA_STORE coordinates (Instruction::x)
