@@ -700,6 +700,89 @@ def build_tma_bandwidth(ctx, fast):
     return points, notes
 
 
+# attention_triton -------------------------------------------------------------------------------
+
+ATTENTION = H200 / "attention"
+# Cheap points covering the configs (1 and 2 WarpGroups, 64 and 128 key blocks), GQA and MHA,
+# causal and not: (Z, HQ, HKV, L, D, causal, block_n, warps).
+ATTENTION_FAST = {(1, 32, 8, 1024, 128, 0, 64, 8), (1, 32, 8, 1024, 128, 1, 128, 8),
+                  (4, 16, 16, 1024, 64, 0, 64, 4)}
+# The full suite leaves out the points whose simulation takes minutes (above this many
+# CTA x KV-block steps; the 16K-token shapes).
+ATTENTION_MAX_STEPS = 300_000
+
+
+def attention_sim(ctx, row, clock):
+    """The static TTGIR route on attention_suite.py's `attn_fwd` (validation/h200/attention)."""
+    path = ATTENTION / "ttgir" / row.text("ttgir")
+    if not path.is_file():
+        raise ValidationError(f"{row.where}: its TTGIR {rel(path)} is missing")
+    z, hq, hkv, n, d = (row.int(k) for k in ("Z", "HQ", "HKV", "L", "D"))
+    q_rows, kv_rows = z * hq * n, z * hkv * n
+    shapes = {"desc_q": q_rows, "desc_o": q_rows, "desc_k": kv_rows, "desc_v": kv_rows}
+    scalars = {"N_CTX": n, "GROUP": hq // hkv, "HQ": hq}
+    args = []
+    for name, is_desc in ctx.ttgir_args(path):
+        if is_desc:
+            args.append(f"{name}.shape={shapes[name]}x{d}")
+        elif name in scalars:
+            args.append(f"{name}={scalars[name]}")
+    steps = cdiv(n, row.int("block_m")) * z * hq * cdiv(n, row.int("block_n"))
+    return Sim(f"ttgir:file={path},grid={row.text('grid')},args={';'.join(args)}", clock, steps)
+
+
+def build_attention_triton(ctx, fast):
+    rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
+                                required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "grid",
+                                          "event_us", "nvml_sm_mhz_med", "ttgir"))
+            if r.text("impl") == "triton" and not r.text("event_us").startswith("failed")]
+    points, notes = [], []
+    for r in rows:
+        key = tuple(r.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal", "block_n", "warps"))
+        if fast and key not in ATTENTION_FAST:
+            continue
+        clock = r.num("nvml_sm_mhz_med")
+        sim = attention_sim(ctx, r, clock)
+        if not fast and sim.cost > ATTENTION_MAX_STEPS:
+            notes.append(f"{r.where}: not simulated ({sim.cost} CTA x KV-block steps, minutes)")
+            continue
+        label = "Z%d HQ%d HKV%d L%d D%d%s %sx%s w%s" % (
+            *key[:5], " causal" if key[5] else "", r.text("block_m"), r.text("block_n"), r.text("warps"))
+        points.append(Point("static_event", label, r.where, clock, r.num("event_us"), (sim,),
+                            kernel_event_time))
+    return points, notes
+
+
+# compute_micro ----------------------------------------------------------------------------------
+
+def build_compute_micro(ctx, fast):
+    """softmax_micro.csv: one CTA looping over one register op (or the whole online softmax) on
+    an accumulator tile; SM cycles per iteration, kernel.cycles / iters (the loop is the
+    kernel's time to a few cycles). The element ops and reductions calibrated the cost table
+    (docs/calibration.md §8); the softmax rows check that its phases add up."""
+    rows = read_csv(ATTENTION / "softmax_micro.csv",
+                    required=("mode", "block_m", "block_n", "warps", "iters", "cycles_per_iter",
+                              "ttgir"))
+    points, notes = [], []
+    for r in rows:
+        mode = r.text("mode")
+        if mode in ("empty", "trunc"):  # the compiler removed the loop's work
+            notes.append(f"{r.where}: {mode} not compared (the compiler folds the loop away)")
+            continue
+        if fast and not (mode == "softmax" or r.int("warps") == 8 and r.int("block_n") == 64):
+            continue
+        iters = r.int("iters")
+        path = ATTENTION / "ttgir" / r.text("ttgir")
+        sim = Sim(f"ttgir:file={path},grid=1,unknown_ops=bubble,args=ITERS={iters};"
+                  "desc_q.shape=128x128;desc_k.shape=128x128;desc_o.shape=128x128;T=0", 1980.0)
+        label = f"{mode} {r.text('block_m')}x{r.text('block_n')} w{r.text('warps')}"
+        metric = "softmax" if mode == "softmax" else "op"
+        points.append(Point(metric, label, r.where, 1980.0, r.num("cycles_per_iter"), (sim,),
+                            lambda st, n=iters: (st[0]["kernel"]["cycles"] / n,
+                                                 "kernel.cycles / iters")))
+    return points, notes
+
+
 SUITES = {s.name: s for s in [
     Suite("gemm_triton", "Triton TMA GEMMs of validation/h200/gemm_triton.csv and gemm_ksweep_single_cta.csv"
           " (128x128x64, 3 stages, 4 warps)",
@@ -716,6 +799,18 @@ SUITES = {s.name: s for s in [
            # the read sectors the SMs send (after the LRC), which is what llc_read_bytes counts
            "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
           build_gemm_ncu),
+    Suite("attention_triton", "Triton TMA attention of validation/h200/attention/"
+          "attention_suite.csv (3 configs, GQA and MHA, causal and not)",
+          ["attention/attention_suite.csv"],
+          {"static_event": Metric("us", "cold-L2 CUDA-event time (event_us)",
+                                  "the static TTGIR route")},
+          build_attention_triton),
+    Suite("compute_micro", "register arithmetic on an accumulator tile, validation/h200/"
+          "attention/softmax_micro.csv (static TTGIR route, one CTA)",
+          ["attention/softmax_micro.csv"],
+          {"op": Metric("cycles/iter", "one op applied 8 times an iteration (cycles_per_iter)"),
+           "softmax": Metric("cycles/iter", "the online softmax step (cycles_per_iter)")},
+          build_compute_micro),
     Suite("tma_chase", "TMA_BULK + MB_WAIT latency chase of validation/h200/tma_chase.csv "
           "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
@@ -726,7 +821,7 @@ SUITES = {s.name: s for s in [
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth"]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "gemm_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace simfa::gemm {
@@ -55,7 +56,7 @@ std::uint32_t wgmma_k(Dtype dtype) {
 /// route merges consecutive costs (cta_lowering.cpp), so the two routes agree bubble for bubble.
 class GemmKernel::Stream {
  public:
-  explicit Stream(std::vector<Instruction>& code) : code_(code) {}
+  Stream(std::vector<Instruction>& code, CtaProgram& cta) : code_(code), cta_(cta) {}
   void charge(std::uint64_t cycles) { pending_ += cycles; }
   void push(const Instruction& instruction) {
     for (; pending_ > 0; pending_ -= std::min(pending_, kMaxBubble))
@@ -63,11 +64,25 @@ class GemmKernel::Stream {
           Instruction::bubble(static_cast<std::uint32_t>(std::min(pending_, kMaxBubble))));
     code_.push_back(instruction);
   }
+  /// With two or more WarpGroups, the CTA barrier Triton's Membar pass puts before each TMA copy
+  /// and mbarrier wait (as the TTGIR route adds it, docs/ttgir.md §4).
+  void membar() {
+    if (membar_) push(Instruction::bar_wait(0));
+  }
+  void set_membar(bool on) { membar_ = on; }
+  /// Register work on the SM's compute pipes, after the calibration cycles charged before it.
+  void compute(const ComputeWork& work) {
+    auto& pool = cta_.work;
+    if (pool.empty() || !(pool.back() == work)) pool.push_back(work);
+    push(Instruction::compute(0, static_cast<std::uint32_t>(pool.size() - 1)));
+  }
 
  private:
   static constexpr std::uint64_t kMaxBubble = std::numeric_limits<std::uint32_t>::max();
   std::vector<Instruction>& code_;
+  CtaProgram& cta_;
   std::uint64_t pending_ = 0;
+  bool membar_ = false;
 };
 
 GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
@@ -89,8 +104,8 @@ GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
       s.warp_specialized ? ring + c_tile : std::max(ring + s.stages * kMbarrierBytes, c_tile);
   accumulator_registers_ =
       static_cast<std::uint32_t>(rows_per_consumer_ * s.block_n / kThreadsPerWarpGroup);
-  epilogue_cycles_ = static_cast<std::uint32_t>(
-      kEpiloguePasses * ceil_div(rows_per_consumer_ * s.block_n, kEpilogueLanes));
+  epilogue_work_.alu = static_cast<std::uint64_t>(
+      std::ceil(kEpilogueAluPerElement * static_cast<double>(rows_per_consumer_ * s.block_n)));
 
   maps_.push_back(matrix("A", s.a_base, e, s.k, s.m, s.block_k, s.block_m));
   if (s.b_layout == BLayout::kNK)
@@ -113,14 +128,17 @@ GemmKernel::Tile GemmKernel::tile_of(std::uint64_t cta) const {
   return {first_m + pid % group_rows, pid % in_group / group_rows};
 }
 
-void GemmKernel::load_k_tile(std::int64_t k, const Tile& tile, bool acquire, Stream& code,
-                             CtaProgram& out) const {
+void GemmKernel::load_k_tile(std::int64_t k, const Tile& tile, bool acquire, bool issue,
+                             Stream& code, CtaProgram& out) const {
   const auto stage = static_cast<std::uint8_t>(k % shape_.stages);
   const std::int64_t k0 = k * shape_.block_k;
   const std::int64_t m0 = tile.m * shape_.block_m;
   const std::int64_t n0 = tile.n * shape_.block_n;
   if (acquire) code.push(Instruction::acquire_stage(stage));
-  code.push(Instruction::tma_load(kMapA, push_coords(out, k0, m0), stage));
+  code.membar();
+  if (issue) code.push(Instruction::tma_load(kMapA, push_coords(out, k0, m0), stage));
+  code.membar();
+  if (!issue) return;
   const std::uint32_t b =
       shape_.b_layout == BLayout::kNK ? push_coords(out, k0, n0) : push_coords(out, n0, k0);
   code.push(Instruction::tma_load(kMapB, b, stage));
@@ -130,6 +148,7 @@ void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
   const auto gid = static_cast<std::uint32_t>(k);
   const auto n = static_cast<std::uint16_t>(shape_.block_n);
   const auto instr_k = static_cast<std::uint16_t>(wgmma_k(shape_.dtype));
+  code.membar();
   code.push(Instruction::mb_wait(static_cast<std::uint8_t>(k % shape_.stages)));
   for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i)
     code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
@@ -159,22 +178,25 @@ void GemmKernel::build_pipelined(const Tile& tile, CtaProgram& out) const {
   const auto registers = round_to_allocation_unit(accumulator_registers_ + kBaseRegistersPerThread);
   out.consumers_per_stage = 1;
   out.warpgroups.resize(consumers_);
+  if (consumers_ > 1) out.barrier_participants = {consumers_};
   for (std::uint32_t w = 0; w < consumers_; ++w) {
     WarpGroupProgram& wg = out.warpgroups[w];
     wg.registers = registers * kThreadsPerWarpGroup;
-    Stream code(wg.code);
+    Stream code(wg.code, out);
+    code.set_membar(consumers_ > 1);
     const bool loads = w == 0;  // the copies come from one elected thread
     code.charge(s.prologue_bubble);
-    if (loads)
-      for (std::int64_t k = 0; k < std::min(ahead, kt); ++k) load_k_tile(k, tile, false, code, out);
+    for (std::int64_t k = 0; k < (consumers_ > 1 ? ahead : std::min(ahead, kt)); ++k)
+      load_k_tile(k, tile, false, loads && k < kt, code, out);
     for (std::int64_t k = 0; k < kt; ++k) {
       code.charge(s.per_iteration_bubble);
       multiply_k_tile(k, code);
       code.push(Instruction::wgmma_wait(1));
-      if (loads && k + ahead < kt) load_k_tile(k + ahead, tile, false, code, out);
+      if (k + ahead < kt || consumers_ > 1)  // predicated-off copies keep their barriers
+        load_k_tile(k + ahead, tile, false, loads && k + ahead < kt, code, out);
     }
     code.push(Instruction::wgmma_wait(0));
-    code.charge(epilogue_cycles_);
+    code.compute(epilogue_work_);
     if (loads)
       code.push(
           Instruction::tma_store(kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m)));
@@ -192,14 +214,14 @@ void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgram& out) const
   out.consumers_per_stage = consumers_;
   out.warpgroups.resize(1 + consumers_);
   out.warpgroups[0].registers = kBaseRegistersPerThread * kThreadsPerWarpGroup;
-  Stream producer(out.warpgroups[0].code);
+  Stream producer(out.warpgroups[0].code, out);
   producer.charge(s.prologue_bubble);
-  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, tile, true, producer, out);
+  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, tile, true, true, producer, out);
   producer.push(Instruction::exit());
   for (std::uint32_t c = 0; c < consumers_; ++c) {
     WarpGroupProgram& wg = out.warpgroups[1 + c];
     wg.registers = kConsumerRegistersPerThread * kThreadsPerWarpGroup;
-    Stream code(wg.code);
+    Stream code(wg.code, out);
     code.charge(s.prologue_bubble);
     for (std::int64_t k = 0; k < kt; ++k) {
       code.charge(s.per_iteration_bubble);
@@ -211,7 +233,7 @@ void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgram& out) const
     }
     code.push(Instruction::wgmma_wait(0));
     code.push(Instruction::release_stage(slot(kt - 1)));
-    code.charge(epilogue_cycles_);
+    code.compute(epilogue_work_);
     code.push(Instruction::tma_store(
         kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m + c * rows_per_consumer_)));
     code.push(Instruction::exit());

@@ -76,13 +76,10 @@ inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
 /// Bytes of one mbarrier: Triton allocates one per stage in shared memory (3 x 8 of the 98328
 /// bytes Triton reported for its 128x128x64, 3-stage GEMM on the H200; docs/ttgir.md §4).
 inline constexpr std::int64_t kMbarrierBytes = 8;
-/// Register-tensor elements a WarpGroup converts or writes to shared memory per cycle: an SM's
-/// 128 FP32 lanes a cycle (CUDA C++ Programming Guide, arithmetic instruction throughput, sm_90),
-/// the rate the TTGIR route charges register work at (docs/ttgir.md §4, `alu_lanes`).
-inline constexpr std::int64_t kEpilogueLanes = 128;
-/// Register passes of the epilogue over each accumulator: the FP32 -> FP16 conversion and the
-/// write of C to shared memory for its TMA store (Triton's arith.truncf and ttg.local_alloc).
-inline constexpr std::int64_t kEpiloguePasses = 2;
+/// ALU work of the epilogue per accumulator element, as the TTGIR route prices Triton's
+/// arith.truncf (0.5: one F2FP packs two) and the ttg.local_alloc that writes C to shared memory
+/// for its TMA store (1) (docs/ttgir.md §4): one compute BUBBLE.
+inline constexpr double kEpilogueAluPerElement = 1.5;
 
 class GemmKernel {
  public:
@@ -117,15 +114,16 @@ class GemmKernel {
   std::int64_t smem_bytes() const { return smem_bytes_; }
   /// Accumulator registers per thread of one consumer: rows x block_n fp32 over 128 threads.
   std::uint32_t accumulator_registers() const { return accumulator_registers_; }
-  /// Cycles each consumer spends converting its accumulators and writing them to shared
-  /// memory before the store: kEpiloguePasses x rows x block_n / kEpilogueLanes.
-  std::uint32_t epilogue_cycles() const { return epilogue_cycles_; }
+  /// The compute work of each consumer converting its accumulators and writing them to shared
+  /// memory before the store: kEpilogueAluPerElement x rows x block_n ALU elements.
+  const ComputeWork& epilogue_work() const { return epilogue_work_; }
 
   void build(std::uint64_t cta, CtaProgram& out) const;
 
  private:
   class Stream;
-  void load_k_tile(std::int64_t k, const Tile& tile, bool acquire, Stream& code,
+  /// k-tile k's copies of A and B (`issue` false: a predicated-off copy, only its barriers).
+  void load_k_tile(std::int64_t k, const Tile& tile, bool acquire, bool issue, Stream& code,
                    CtaProgram& out) const;
   void multiply_k_tile(std::int64_t k, Stream& code) const;
   void build_pipelined(const Tile& tile, CtaProgram& out) const;
@@ -141,7 +139,7 @@ class GemmKernel {
   std::uint32_t wgmmas_per_k_tile_ = 0;
   std::int64_t smem_bytes_ = 0;
   std::uint32_t accumulator_registers_ = 0;
-  std::uint32_t epilogue_cycles_ = 0;
+  ComputeWork epilogue_work_;  ///< one WarpGroup's
 };
 
 }  // namespace simfa::gemm

@@ -254,7 +254,7 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"consumers", str(kernel_.consumers())},
       {"wgmmas_per_k_tile", str(kernel_.wgmmas_per_k_tile())},
       {"smem_bytes", str(kernel_.smem_bytes())},
-      {"epilogue_cycles", str(kernel_.epilogue_cycles())},
+      {"epilogue_alu_elements", str(kernel_.epilogue_work().alu)},
   };
 }
 

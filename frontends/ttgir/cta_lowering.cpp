@@ -8,6 +8,8 @@ namespace simfa::ttgir {
 
 namespace {
 
+constexpr double kThreadsPerWarpGroup = 128;
+
 std::int64_t normalize(std::int64_t v, std::uint32_t width) {
   if (width >= 64 || width == 0) return v;
   const int shift = 64 - static_cast<int>(width);
@@ -195,11 +197,23 @@ std::uint8_t CtaLowering::stage_of(const Node& n, std::uint32_t k) {
   return static_cast<std::uint8_t>(a.first_stage + v.v);
 }
 
+// At most one of the calibration bubble and the compute phase is pending at a time, so the
+// code keeps the order in which they were charged.
 void CtaLowering::charge(std::uint32_t wg, std::uint64_t cycles) {
+  close_phase(wg);
   wgs_[wg].pending_bubble += cycles;
 }
 
-void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
+void CtaLowering::add_work(std::uint32_t wg, const OpCost& cost, double elements) {
+  flush_bubble(wg);
+  WarpGroupState::Phase& p = wgs_[wg].phase;
+  p.open = true;
+  p.fp32 += cost.fp32 * elements;
+  p.alu += cost.alu * elements;
+  p.sfu += cost.sfu * elements;
+}
+
+void CtaLowering::flush_bubble(std::uint32_t wg) {
   auto& code = out_->warpgroups[wg].code;
   WarpGroupState& s = wgs_[wg];
   while (s.pending_bubble > 0) {
@@ -208,6 +222,25 @@ void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
     code.push_back(Instruction::bubble(c));
     s.pending_bubble -= c;
   }
+}
+
+void CtaLowering::close_phase(std::uint32_t wg) {
+  WarpGroupState::Phase& p = wgs_[wg].phase;
+  if (!p.open) return;
+  const ComputeWork work{static_cast<std::uint64_t>(std::ceil(p.fp32)),
+                         static_cast<std::uint64_t>(std::ceil(p.alu)),
+                         static_cast<std::uint64_t>(std::ceil(p.sfu))};
+  auto& pool = out_->work;
+  if (pool.empty() || !(pool.back() == work)) pool.push_back(work);
+  out_->warpgroups[wg].code.push_back(
+      Instruction::compute(p.latency, static_cast<std::uint32_t>(pool.size() - 1)));
+  p = {};
+}
+
+void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
+  auto& code = out_->warpgroups[wg].code;
+  flush_bubble(wg);
+  close_phase(wg);
   code.push_back(instruction);
   if (++instructions_ > options_.max_instructions)
     throw InputError(kernel_.doc().at(Pos{1, 1}), "CTA " + std::to_string(cta_) + " exceeds " +
@@ -496,14 +529,22 @@ void CtaLowering::execute(const Node& n) {
       return;
     }
     case NodeKind::kCompute: {
-      const double lanes = static_cast<ComputeClass>(n.sub) == ComputeClass::kSfu
-                               ? options_.costs.sfu_lanes
-                               : options_.costs.alu_lanes;
+      // Each WarpGroup of the partition does its share of the elements; a reduction is a
+      // phase of its own that lasts at least the reduction latency.
       const std::uint64_t per_wg =
           (static_cast<std::uint64_t>(n.imm) + part.warpgroups - 1) / part.warpgroups;
-      const auto cycles =
-          static_cast<std::uint64_t>(std::ceil(static_cast<double>(per_wg) * n.a / lanes));
-      for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w) charge(w, cycles);
+      const OpCost& cost = op_cost(static_cast<CostRow>(n.sub));
+      for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w) {
+        if (n.b) close_phase(w);
+        add_work(w, cost, static_cast<double>(per_wg) * n.a);
+        if (n.b) {
+          const double chain =
+              n.b > 1 ? n.b - 1 : std::ceil(static_cast<double>(per_wg) / kThreadsPerWarpGroup);
+          wgs_[w].phase.latency = static_cast<std::uint32_t>(
+              std::ceil(options_.costs.reduce_cycles_per_element * chain));
+          close_phase(w);
+        }
+      }
       unknown_results();
       return;
     }

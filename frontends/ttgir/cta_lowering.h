@@ -58,6 +58,12 @@ class CtaLowering {
   };
   struct WarpGroupState {
     std::uint64_t pending_bubble = 0;
+    /// The open compute phase: consecutive register-tensor ops, whose pipe work overlaps.
+    struct Phase {
+      bool open = false;
+      double fp32 = 0, alu = 0, sfu = 0;
+      std::uint32_t latency = 0;
+    } phase;
     std::uint32_t next_gid = 0;
     std::uint32_t record_end = 0;
     std::vector<std::uint32_t> waited;    ///< per stage: phases this WarpGroup waited for
@@ -73,6 +79,10 @@ class CtaLowering {
   std::uint8_t stage_of(const Node& n, std::uint32_t k);
   void emit(std::uint32_t wg, const Instruction& instruction);
   void charge(std::uint32_t wg, std::uint64_t cycles);
+  void add_work(std::uint32_t wg, const OpCost& cost, double elements);
+  /// Emits the held-back calibration BUBBLE, then the open compute phase.
+  void flush_bubble(std::uint32_t wg);
+  void close_phase(std::uint32_t wg);
   std::uint32_t operand(const Node& n, std::uint32_t k) const {
     return kernel_.operands[n.operands + k];
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace simfa::ttgir {
 
@@ -45,14 +46,62 @@ constexpr std::string_view kNops[] = {"ttng.barrier_expect",
                                       "ttg.local_dealloc",
                                       "ttng.async_tma_store_wait",
                                       "ttng.async_tma_store_token_wait"};
-// Register-tensor work charged at the ALU rate besides arith.* (docs/ttgir.md).
-constexpr std::string_view kAluWork[] = {"ttg.convert_layout", "ttg.local_load",  "ttg.local_store",
-                                         "tt.fp_to_fp",        "tt.precise_divf", "tt.precise_sqrt",
-                                         "tt.mulhiui",         "tt.clampf",       "tt.cat"};
-// math.* ops the SFU (MUFU) computes; other math.* run on the ALU.
-constexpr std::string_view kSfuMath[] = {
-    "math.exp",  "math.exp2",  "math.log", "math.log2",  "math.sin",   "math.cos", "math.tanh",
-    "math.sqrt", "math.rsqrt", "math.erf", "math.log1p", "math.expm1", "math.powf"};
+// Register-tensor work besides arith.* and math.* (docs/ttgir.md §4).
+constexpr std::string_view kTensorWork[] = {
+    "ttg.convert_layout", "ttg.local_load", "ttg.local_store", "tt.fp_to_fp", "tt.precise_divf",
+    "tt.precise_sqrt",    "tt.mulhiui",     "tt.clampf",       "tt.cat"};
+
+struct CostEntry {
+  std::string_view name;
+  CostRow row;
+};
+// Every op the table prices; anything else on tensors is ALU work (kAlu).
+constexpr CostEntry kCostTable[] = {
+    {"arith.addf", CostRow::kFp32},
+    {"arith.subf", CostRow::kFp32},
+    {"arith.mulf", CostRow::kFp32},
+    {"arith.negf", CostRow::kFp32},
+    {"math.absf", CostRow::kFp32},
+    {"math.fma", CostRow::kFp32},
+    {"arith.truncf", CostRow::kPack},
+    {"arith.bitcast", CostRow::kFree},
+    {"math.exp2", CostRow::kSfu},
+    {"math.log2", CostRow::kSfu},
+    {"math.sqrt", CostRow::kSfu},
+    {"math.rsqrt", CostRow::kSfu},
+    {"math.tanh", CostRow::kSfu},
+    {"math.exp", CostRow::kSfuFp32},
+    {"math.log", CostRow::kSfuFp32},
+    {"math.sin", CostRow::kSfuFp32},
+    {"math.cos", CostRow::kSfuFp32},
+    {"arith.divf", CostRow::kDivide},
+    {"tt.precise_divf", CostRow::kDivide},
+    {"tt.precise_sqrt", CostRow::kDivide},
+    {"math.powf", CostRow::kPower},
+    {"math.erf", CostRow::kPolynomial},
+    {"math.log1p", CostRow::kPolynomial},
+    {"math.expm1", CostRow::kPolynomial},
+    {"arith.divsi", CostRow::kPolynomial},
+    {"arith.divui", CostRow::kPolynomial},
+    {"arith.remsi", CostRow::kPolynomial},
+    {"arith.remui", CostRow::kPolynomial},
+    {"arith.ceildivsi", CostRow::kPolynomial},
+    {"arith.ceildivui", CostRow::kPolynomial},
+    {"arith.floordivsi", CostRow::kPolynomial},
+    {"ttg.local_load", CostRow::kSmem},
+    {"ttg.local_store", CostRow::kSmem},
+    {"ttg.local_alloc", CostRow::kSmem},
+};
+
+// Per-element pipe work of each row. The rates behind them (validation/h200/attention/
+// softmax_micro.csv): FMUL/FADD 128 elements an SM cycle, FFMA the same (x * c + d costs one
+// op), FSETP + FSEL 64 each, MUFU.EX2 16; F2FP packs two elements an instruction.
+constexpr OpCost kOpCosts[] = {
+    /* kFree */ {0, 0, 0},   /* kFp32 */ {1, 0, 0},   /* kAlu */ {0, 1, 0},
+    /* kPack */ {0, 0.5, 0}, /* kSfu */ {0, 0, 1},    /* kSfuFp32 */ {1, 0, 1},
+    /* kDivide */ {2, 0, 1}, /* kPower */ {2, 0, 2},  /* kPolynomial */ {8, 0, 0},
+    /* kSmem */ {0, 1, 0},   /* kUnknown */ {0, 1, 0}};
+static_assert(std::size(kOpCosts) == static_cast<std::size_t>(CostRow::kUnknown) + 1);
 
 template <std::size_t N>
 bool in(const std::string_view (&set)[N], std::string_view s) {
@@ -320,9 +369,10 @@ class Compiler {
   }
 
   // A node whose results simfa does not compute; `cost` makes it a kCompute node whose tensor
-  // work the lowering charges as a BUBBLE (an unknown op is charged even without tensors).
-  void opaque(const Operation& op, ComputeClass cls, bool cost, std::uint32_t ops = 1,
-              bool results = true) {
+  // work the lowering charges as a compute BUBBLE (an unknown op is charged even without
+  // tensors); a `reduction` is a phase of its own with the reduction latency.
+  void opaque(const Operation& op, CostRow row, bool cost, std::uint32_t ops = 1,
+              bool results = true, bool reduction = false) {
     const OpView v(doc_, op);
     std::uint64_t elements = 0;
     bool tensor = false;
@@ -331,16 +381,32 @@ class Compiler {
         tensor = true;
         elements = std::max<std::uint64_t>(elements, t.elements());
       }
-    const bool charged = cost && (tensor || cls == ComputeClass::kUnknown);
+    const bool charged = cost && (tensor || row == CostRow::kUnknown);
     const auto idx = index_of(add(charged ? NodeKind::kCompute : NodeKind::kOpaque, op));
     std::uint32_t count = 0;
     const std::uint32_t first = results ? define_results(op, count) : kNone;
     Node& m = p_.nodes[idx];
     m.result = first;
     m.result_count = count;
-    m.sub = static_cast<std::uint8_t>(cls);
+    m.sub = static_cast<std::uint8_t>(row);
     m.imm = static_cast<std::int64_t>(std::max<std::uint64_t>(elements, 1));
     m.a = ops;
+    m.b = reduction ? 1 : 0;
+  }
+
+  // ttg.convert_layout: free where it only renames registers, as from a WGMMA accumulator
+  // (#ttg.nvidia_mma) of 16-bit elements to the A operand of the next dot (#ttg.dot_op,
+  // opIdx 0): attention's P, whose SASS feeds the F2FP results straight to the HGMMA.
+  CostRow convert_row(const OpView& v) const {
+    const auto types = v.types();
+    if (types.size() != 2 || types[0].kind != TypeKind::kTensor) return CostRow::kAlu;
+    const LayoutRef from = layout_at(doc_, types[0].encoding_token);
+    const LayoutRef to = layout_at(doc_, types[1].encoding_token);
+    const bool half = element_bytes(types[0].elem) == 2;
+    if (half && from.name == "ttg.nvidia_mma" && to.name == "ttg.dot_op" &&
+        layout_int(doc_, to, "opIdx") == 0)
+      return CostRow::kFree;
+    return CostRow::kAlu;
   }
 
   bool has_tensor(const OpView& v) const {
@@ -384,7 +450,7 @@ class Compiler {
         known = true;
         value = t.text == "true" ? 1 : 0;
       }
-      if (!known) return opaque(op, ComputeClass::kAlu, false);
+      if (!known) return opaque(op, CostRow::kFree, false);
       const std::uint32_t width = t.kind == Tok::kIdent ? 1 : scalar_width(v, 0);
       simple(op, NodeKind::kConst, 0, width, {});
       p_.nodes.back().imm = value;
@@ -392,29 +458,29 @@ class Compiler {
     }
     for (const auto& b : kBinaries)
       if (name == b.name) {
-        if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+        if (has_tensor(v)) return opaque(op, cost_row(name), true);
         return simple(op, NodeKind::kBinary, static_cast<std::uint8_t>(b.op), scalar_width(v, 0),
                       v.values());
       }
     if (name == "arith.cmpi") {
-      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      if (has_tensor(v)) return opaque(op, CostRow::kAlu, true);
       const auto pred = std::find(std::begin(kPredicates), std::end(kPredicates), v.keyword());
       if (pred == std::end(kPredicates)) v.fail("unknown predicate");
       return simple(op, NodeKind::kCmp, static_cast<std::uint8_t>(pred - std::begin(kPredicates)),
                     1, v.values());
     }
     if (name == "arith.select") {
-      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      if (has_tensor(v)) return opaque(op, CostRow::kAlu, true);
       return simple(op, NodeKind::kSelect, 0, scalar_width(v, 1), v.values());
     }
     if (name == "arith.extsi" || name == "arith.extui" || name == "arith.trunci" ||
         name == "arith.index_cast" || name == "arith.index_castui" || name == "arith.bitcast") {
-      if (has_tensor(v)) return opaque(op, ComputeClass::kAlu, true);
+      if (has_tensor(v)) return opaque(op, cost_row(name), true);
       const auto types = v.types();
       if (types.size() != 2) v.fail("expected 'FROM to TO' types");
       const std::uint32_t from = integer_width(types[0].elem);
       const std::uint32_t to = integer_width(types[1].elem);
-      if (from == 0 || to == 0) return opaque(op, ComputeClass::kAlu, false);  // a float bitcast
+      if (from == 0 || to == 0) return opaque(op, CostRow::kFree, false);  // a float bitcast
       CastKind kind = CastKind::kSignExtend;
       if (name == "arith.trunci") kind = CastKind::kTruncate;
       if (name == "arith.extui" || name == "arith.index_castui") kind = CastKind::kZeroExtend;
@@ -422,8 +488,13 @@ class Compiler {
       p_.nodes.back().a = from;
       return;
     }
-    if (name.starts_with("arith.") || name.starts_with("math."))
-      return opaque(op, in(kSfuMath, name) ? ComputeClass::kSfu : ComputeClass::kAlu, true);
+    if (name.starts_with("arith.") || name.starts_with("math.")) {
+      if ((name == "arith.addf" || name == "arith.subf") && fuses_multiply(v))
+        return opaque(op, CostRow::kFree, true);  // the FMA the multiply already paid for
+      opaque(op, cost_row(name), true);
+      if (name == "arith.mulf" && has_tensor(v)) products_.insert(p_.nodes.back().result);
+      return;
+    }
     if (name == "tt.get_program_id" || name == "tt.get_num_programs") {
       const std::string_view axis = v.keyword();
       if (axis != "x" && axis != "y" && axis != "z") v.fail("expected the axis x, y or z");
@@ -487,10 +558,13 @@ class Compiler {
       for (const Region& r : op.regions)
         for (const Operation& inner : r.ops)
           if (!canonical_name(inner.name).ends_with(".return")) ++body_ops;
-      return opaque(op, ComputeClass::kAlu, true, std::max<std::uint32_t>(body_ops, 1));
+      opaque(op, reduce_row(op), true, std::max<std::uint32_t>(body_ops, 1), true, true);
+      p_.nodes.back().b = 1 + row_chain(op);
+      return;
     }
-    if (in(kAluWork, name)) return opaque(op, ComputeClass::kAlu, true);
-    if (in(kFree, name)) return opaque(op, ComputeClass::kAlu, false);
+    if (name == "ttg.convert_layout") return opaque(op, convert_row(v), true);
+    if (in(kTensorWork, name)) return opaque(op, cost_row(name), true);
+    if (in(kFree, name)) return opaque(op, CostRow::kFree, false);
     if (in(kNops, name)) {
       add(NodeKind::kNop, op);
       return;
@@ -504,7 +578,7 @@ class Compiler {
                             "': outside the TTGIR subset simfa lowers (docs/ttgir.md); "
                             "unknown_ops = \"bubble\" charges it as a BUBBLE instead");
     p_.unknown_ops.push_back(std::string(op.name) + " at " + at_text(op.pos));
-    opaque(op, ComputeClass::kUnknown, true);
+    opaque(op, CostRow::kUnknown, true);
   }
 
   // `%iv = %lb to %ub step %s iter_args(%a = %init, ...) -> (types) : type {`
@@ -655,7 +729,7 @@ class Compiler {
     p_.nodes[idx].result_count = count;
     p_.nodes[idx].a = id;
     if (first != kNone) slot_alloc(first) = id;
-    if (init) opaque(op, ComputeClass::kAlu, true, 1, false);  // registers to shared memory
+    if (init) opaque(op, CostRow::kSmem, true, 1, false);  // registers to shared memory
   }
 
   void compile_view(const Operation& op, bool indexed) {
@@ -691,7 +765,46 @@ class Compiler {
   }
 
   // `%desc[%c0, %c1] %buf, %bar, %pred` (load) or `%desc[%c0, %c1] %buf` (store).
+  // LLVM contracts a tensor multiply and the add or subtract that takes its product into one
+  // FFMA (validation/h200/attention/softmax_micro.csv: x * c + d costs what x * c does). Each
+  // product fuses once.
+  bool fuses_multiply(const OpView& v) {
+    if (!has_tensor(v)) return false;
+    for (std::uint32_t t : v.values())
+      if (products_.erase(use(t)) > 0) return true;
+    return false;
+  }
+
+  // Triton's Membar pass: a CTA barrier the LLVM lowering adds before `op` (CostRules).
+  void membar(const Operation& op) {
+    if (rules_.triton_barriers) add(NodeKind::kCtaBarrier, op).site = kNone;
+  }
+
+  // The elements one thread combines in sequence along a reduction's axis: a WGMMA accumulator
+  // spreads each row of N over 4 threads (N/4 each). 0: unknown layout, the lowering takes all
+  // of the thread's elements.
+  std::uint32_t row_chain(const Operation& op) const {
+    const OpView v(doc_, op);
+    const auto types = v.types();
+    const auto axis = v.attr_int("axis");
+    if (types.empty() || types[0].kind != TypeKind::kTensor || !axis ||
+        *axis != static_cast<std::int64_t>(types[0].shape.size()) - 1 || types[0].shape.size() != 2)
+      return 0;
+    if (layout_at(doc_, types[0].encoding_token).name != "ttg.nvidia_mma") return 0;
+    return static_cast<std::uint32_t>(std::max<std::int64_t>(types[0].shape[1] / 4, 1));
+  }
+
+  // The pipe row of a reduction: its combine region's first op (maxnumf: ALU, addf: FP32).
+  CostRow reduce_row(const Operation& op) const {
+    for (const Region& r : op.regions)
+      for (const Operation& inner : r.ops)
+        if (const std::string n = canonical_name(inner.name); !n.ends_with(".return"))
+          return cost_row(n);
+    return CostRow::kAlu;
+  }
+
   void compile_tma(const Operation& op, bool load) {
+    if (load) membar(op);
     const OpView v(doc_, op);
     const TokenRange r = op.segments.front();
     std::uint32_t i = r.begin;
@@ -744,6 +857,7 @@ class Compiler {
 
   // `%bar, %phase[, %pred] [deps %a, ...]`
   void compile_wait(const Operation& op) {
+    membar(op);
     const OpView v(doc_, op);
     const TokenRange r = op.segments.front();
     std::vector<std::uint32_t> vals;
@@ -927,9 +1041,20 @@ class Compiler {
   std::vector<std::uint32_t> loops_;
   std::uint32_t partition_ = 0;
   std::uint64_t live_ = 0, peak_ = 0;
+  std::unordered_set<std::uint32_t> products_;  ///< slots of tensor mulf results not yet fused
 };
 
 }  // namespace
+
+const OpCost& op_cost(CostRow row) {
+  return kOpCosts[static_cast<std::size_t>(row)];
+}
+
+CostRow cost_row(std::string_view name) {
+  for (const CostEntry& e : kCostTable)
+    if (e.name == name) return e.row;
+  return CostRow::kAlu;
+}
 
 KernelProgram::KernelProgram(const MlirDocument& doc, const CostRules& rules) : doc_(&doc) {
   sites = enumerate_sites(doc, /*allow_records=*/true);

@@ -41,7 +41,9 @@ enum class NodeKind : std::uint8_t {
   kArriveBarrier,   ///< barrier, [pred]; imm: count; a: arrivals one RELEASE stands for; b:
                     ///< per-thread
   kCtaBarrier,      ///< gpu.barrier: the partition's WarpGroups meet
-  kCompute,         ///< tensor work charged as a BUBBLE: imm elements, sub ComputeClass, a ops
+  kCompute,         ///< register-tensor work (a compute BUBBLE): imm elements, sub CostRow,
+                    ///< a ops per element; b: 0, or for a reduction 1 + the elements a thread
+                    ///< combines in sequence (0: unknown, all of its elements)
   kWarpSpecialize,  ///< a: its first partition; default region [self+1, b); partitions follow
   kNop,             ///< known ops without an instruction (barrier_expect, fences, deallocs, ...)
 };
@@ -70,7 +72,28 @@ enum class BinaryOp : std::uint8_t {
 };
 enum class CmpPredicate : std::uint8_t { kEq, kNe, kSlt, kSle, kSgt, kSge, kUlt, kUle, kUgt, kUge };
 enum class CastKind : std::uint8_t { kSignExtend, kZeroExtend, kTruncate };
-enum class ComputeClass : std::uint8_t { kAlu, kSfu, kUnknown };
+/// What one element of a register-tensor op puts through the SM's compute pipes (docs/ttgir.md
+/// §4): FP32 add/mul/FMA; the ALU's compares, selects, min/max, integer work and conversions;
+/// the SFU's (MUFU) transcendentals.
+struct OpCost {
+  double fp32 = 0, alu = 0, sfu = 0;
+};
+enum class CostRow : std::uint8_t {
+  kFree,        ///< no instruction: a bitcast, a conversion that only renames registers
+  kFp32,        ///< addf subf mulf negf absf fma
+  kAlu,         ///< min/max, compares, selects, integer, conversions, layout shuffles
+  kPack,        ///< truncf: one F2FP converts and packs two elements
+  kSfu,         ///< exp2 log2 sqrt rsqrt tanh: one MUFU op
+  kSfuFp32,     ///< exp log sin cos: a scaling FMUL and a MUFU op
+  kDivide,      ///< divf, precise div/sqrt: MUFU.RCP and two FMAs
+  kPower,       ///< powf: lg2, ex2 and two FMULs
+  kPolynomial,  ///< erf log1p expm1, integer division: about eight FMAs
+  kSmem,        ///< register <-> shared memory (local_load/store/alloc), on the ALU's share
+  kUnknown,     ///< an op outside the table with unknown_ops = "bubble", charged as ALU work
+};
+const OpCost& op_cost(CostRow row);
+/// The table row of a register-tensor op by its (canonical) name.
+CostRow cost_row(std::string_view name);
 
 struct Node {
   NodeKind kind = NodeKind::kNop;
@@ -136,8 +159,14 @@ struct DotInfo {
 
 /// How non-MMA register work and unknown ops are charged (docs/ttgir.md, "Bubbles").
 struct CostRules {
-  double alu_lanes = 128;          ///< elements per cycle per WarpGroup: arith, layout conversions
-  double sfu_lanes = 16;           ///< elements per cycle per WarpGroup: math.* transcendental
+  /// SM cycles a row reduction (tt.reduce, tt.scan) takes at least per element a thread
+  /// combines in sequence (its dependent combine chain and the shuffles after it), which
+  /// throughput alone does not bound.
+  double reduce_cycles_per_element = 0;
+  /// The CTA barriers Triton's shared-memory barrier pass (Membar) adds in the LLVM lowering,
+  /// which the TTGIR does not show: before each TMA copy into shared memory and each mbarrier
+  /// wait.
+  bool triton_barriers = true;
   bool unknown_as_bubble = false;  ///< else an unknown op is rejected
 };
 

@@ -46,16 +46,20 @@ void TtgirSource::describe(Schema& schema) {
       .range(0, 255)
       .unit("registers")
       .doc("registers a thread holds; 0: the TTGIR's actualRegisters, else accumulators + 40");
-  schema.real("alu_lanes")
-      .def(128.0)
-      .min(1)
-      .unit("elements/cycle")
-      .doc("register-tensor elements a WarpGroup's arithmetic processes per cycle (BUBBLE rule)");
-  schema.real("sfu_lanes")
-      .def(16.0)
-      .min(1)
-      .unit("elements/cycle")
-      .doc("elements per cycle of transcendental math.* ops (MUFU: 16/clk/SM on sm_90)");
+  // Calibrated on the H200's row reductions of an accumulator tile (validation/h200/attention/
+  // softmax_micro.csv, modes maxred and sumred; docs/calibration.md §8).
+  schema.real("reduce_cycles_per_element")
+      .def(10.0)
+      .range(0, 1e4)
+      .unit("SM cycles")
+      .doc(
+          "least cycles a row reduction (tt.reduce, tt.scan) takes per element a thread combines: "
+          "its dependent combine chain, beyond the pipe throughput (docs/ttgir.md §4)");
+  schema.boolean("triton_barriers")
+      .def(true)
+      .doc(
+          "add the CTA barriers Triton's shared-memory barrier pass inserts below the TTGIR: "
+          "before each TMA copy into shared memory and each mbarrier wait (docs/ttgir.md §4)");
   schema.string("unknown_ops")
       .def("reject")
       .choices({"reject", "bubble"})
@@ -99,8 +103,8 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   options.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
   options.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
   options.registers_per_thread = static_cast<std::uint32_t>(params.integer("registers_per_thread"));
-  options.costs.alu_lanes = params.real("alu_lanes");
-  options.costs.sfu_lanes = params.real("sfu_lanes");
+  options.costs.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
+  options.costs.triton_barriers = params.boolean("triton_barriers");
   options.costs.unknown_as_bubble = params.string("unknown_ops") == "bubble";
   options.max_instructions = static_cast<std::uint64_t>(params.integer("max_instructions_per_cta"));
   kernel_ = std::make_unique<KernelProgram>(*doc_, options.costs);

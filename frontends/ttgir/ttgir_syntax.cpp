@@ -244,7 +244,8 @@ std::vector<TypeInfo> OpView::types(std::optional<std::size_t> seg) const {
   for (; i < r.end; ++i) {  // the top-level ':'
     const Token& t = doc_->token(i);
     if (opens(t.kind)) ++depth;
-    if (closes(t.kind)) --depth;
+    // A generic op's last segment starts with the `})` that closes its region list.
+    if (closes(t.kind) && depth > 0) --depth;
     if (depth == 0 && t.kind == Tok::kColon) break;
   }
   for (++i; i < r.end;) {
@@ -263,20 +264,35 @@ std::vector<TypeInfo> OpView::types(std::optional<std::size_t> seg) const {
   return out;
 }
 
+LayoutRef layout_at(const MlirDocument& doc, std::uint32_t encoding_token) {
+  LayoutRef out;
+  if (encoding_token == 0) return out;
+  const Token& enc = doc.token(encoding_token);
+  out.tokens = TokenRange{encoding_token, static_cast<std::uint32_t>(doc.tokens.size())};
+  std::string_view what = enc.text;
+  if (const Alias* a = doc.alias(enc.text)) {
+    out.tokens = a->value;
+    what = doc.token(out.tokens.begin).text;
+  } else {
+    std::uint32_t e = encoding_token + 1;
+    if (doc.token(e).kind == Tok::kLAngle) skip_group(doc.tokens, e, out.tokens.end);
+    out.tokens.end = e;
+  }
+  out.name = canonical_name(what.substr(what.starts_with('#') ? 1 : 0));
+  return out;
+}
+
+std::optional<std::int64_t> layout_int(const MlirDocument& doc, const LayoutRef& layout,
+                                       std::string_view key) {
+  return int_attr(doc, layout.tokens, key);
+}
+
 MmaLayout mma_layout(const MlirDocument& doc, std::uint32_t encoding_token, Pos where) {
   if (encoding_token == 0) doc.fail(where, "the accumulator has no layout encoding");
   const Token& enc = doc.token(encoding_token);
-  TokenRange r{encoding_token, static_cast<std::uint32_t>(doc.tokens.size())};
-  std::string_view what = enc.text;
-  if (const Alias* a = doc.alias(enc.text)) {
-    r = a->value;
-    what = doc.token(r.begin).text;
-  } else {
-    std::uint32_t e = encoding_token + 1;
-    if (doc.token(e).kind == Tok::kLAngle) skip_group(doc.tokens, e, r.end);
-    r.end = e;
-  }
-  if (canonical_name(what.substr(what.starts_with('#') ? 1 : 0)) != "ttg.nvidia_mma")
+  const LayoutRef layout = layout_at(doc, encoding_token);
+  const TokenRange r = layout.tokens;
+  if (layout.name != "ttg.nvidia_mma")
     doc.fail(where, "the accumulator layout " + std::string(enc.text) +
                         " is not an NVIDIA MMA layout (#ttg.nvidia_mma)");
   const auto version = int_attr(doc, r, "versionMajor");

@@ -74,6 +74,17 @@ struct MmaLayout {
   std::uint32_t instr[3] = {0, 0, 0};
 };
 
+/// A layout attribute: its name with the dialect canonical ("ttg.nvidia_mma", "ttg.dot_op",
+/// "ttg.blocked"; aliases such as `#mma` resolved) and the tokens of its definition.
+struct LayoutRef {
+  std::string name;  ///< "" when the type has no encoding
+  TokenRange tokens;
+};
+LayoutRef layout_at(const MlirDocument& doc, std::uint32_t encoding_token);
+/// An integer field of the layout (`opIdx = 0`), if it has one.
+std::optional<std::int64_t> layout_int(const MlirDocument& doc, const LayoutRef& layout,
+                                       std::string_view key);
+
 /// The layout named by the encoding at token `encoding_token` (an alias such as `#mma` or an
 /// inline `#ttg.nvidia_mma<{...}>`). Throws InputError at `where` when it is not a v3 MMA layout.
 MmaLayout mma_layout(const MlirDocument& doc, std::uint32_t encoding_token, Pos where);

@@ -50,6 +50,11 @@ std::string instruction_problem(const Instruction& in, const CtaProgram& program
       if (in.wgmma_m() == 0 || in.wgmma_n() == 0 || in.wgmma_k() == 0)
         return "a WGMMA shape with a zero dimension";
       return "";
+    case Opcode::kBubble:
+      if (in.is_compute() && in.y >= program.work.size())
+        return "compute work " + std::to_string(in.y) + " lies outside the CTA's work pool (" +
+               std::to_string(program.work.size()) + " entries)";
+      return "";
     case Opcode::kBarArrive:
     case Opcode::kBarWait:
       if (in.x >= kNamedBarriers)
@@ -118,10 +123,16 @@ std::string instruction_text(const Instruction& in, const CtaProgram& program,
              std::to_string(in.wgmma_k()) + " gid " + std::to_string(in.gid());
     case Opcode::kWgmmaCommit:
       return name + " gid " + std::to_string(in.gid());
+    case Opcode::kBubble:
+      if (in.is_compute() && in.y < program.work.size()) {
+        const ComputeWork& w = program.work[in.y];
+        return name + " " + std::to_string(in.x) + " fp32 " + std::to_string(w.fp32) + " alu " +
+               std::to_string(w.alu) + " sfu " + std::to_string(w.sfu);
+      }
+      return name + " " + std::to_string(in.x);
     case Opcode::kWgmmaWait:
     case Opcode::kBarArrive:
     case Opcode::kBarWait:
-    case Opcode::kBubble:
       return name + " " + std::to_string(in.x);
     case Opcode::kExit:
       return name;

@@ -77,7 +77,36 @@ int checked_limit(int value, int max, const char* key) {
 
 }  // namespace
 
+// The pipes of compute BUBBLEs: parameter, stat and default lanes. The defaults are compute
+// capability 9.0's per-SM throughputs (CUDA C++ Programming Guide, arithmetic instructions),
+// which the H200 measured (validation/h200/attention/softmax_micro.csv: FMUL/FADD/FFMA 122-127
+// elements a cycle, FSETP+FSEL 62-64, MUFU.EX2 15.4-15.9, one or two WarpGroups per SM).
+struct PipeSpec {
+  const char* lanes_key;
+  const char* busy_stat;
+  double lanes;
+  const char* doc;
+};
+constexpr PipeSpec kPipes[] = {
+    {"fp32_lanes", "fp32_pipe_busy_cycles", 128, "FP32 add, multiply and FMA"},
+    {"alu_lanes", "alu_pipe_busy_cycles", 64,
+     "compares, selects, min/max, integer and logic, conversions"},
+    {"sfu_lanes", "sfu_pipe_busy_cycles", 16, "transcendentals (MUFU: ex2, lg2, rcp, rsqrt, sin)"},
+    // Every element of any pipe is also dispatched: one warp instruction per sub-partition a
+    // cycle, 4 x 32 thread operations (docs/core-model.md).
+    {"dispatch_lanes", "dispatch_busy_cycles", 128, "instruction dispatch (every element)"}};
+
 void WarpGroupSm::describe(Schema& schema) {
+  for (const PipeSpec& p : kPipes) {
+    schema.real(p.lanes_key)
+        .def(p.lanes)
+        .range(1, 1e6)
+        .unit("elements/SM cycle")
+        .doc(std::string("throughput of the SM's pipe for ") + p.doc +
+             ", shared by its WarpGroups (compute BUBBLEs)");
+    schema.stat(p.busy_stat, StatKind::kCounter, "cycles",
+                std::string("cycles the SM's pipe for ") + p.doc + " is reserved");
+  }
   schema.stat("issued_instructions", StatKind::kCounter, "instructions", kIssuedDoc);
   for (int op = 0; op < kOpcodeCount; ++op)
     schema.stat(issued_stat(static_cast<Opcode>(op)), StatKind::kCounter, "instructions",
@@ -106,6 +135,12 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       ctas_completed_(context.stats.counter("ctas_completed", "CTAs", kCtasDoc)),
       active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
       issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)) {
+  for (int p = 0; p < kPipeCount; ++p) {
+    lanes_[p] = context.params.real(kPipes[p].lanes_key);
+    pipe_busy_[p] = &context.stats.counter(
+        kPipes[p].busy_stat, "cycles",
+        std::string("cycles the SM's pipe for ") + kPipes[p].doc + " is reserved");
+  }
   for (int op = 0; op < kOpcodeCount; ++op)
     issued_by_op_[op] = &context.stats.counter(issued_stat(static_cast<Opcode>(op)), "instructions",
                                                issued_doc(static_cast<Opcode>(op)));
@@ -327,10 +362,11 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       }
       break;
     case Opcode::kBubble: {
-      const Cycle cycles = std::max<Cycle>(in.x, 1);
-      bubble_cycles_.add(cycles);
-      span(w, "bubble", now, now + cycles);
-      ready = now + cycles;
+      const Cycle end = in.is_compute() ? compute_end(cta.program->work[in.y], in.x, now)
+                                        : now + std::max<Cycle>(in.x, 1);
+      bubble_cycles_.add(end - now);
+      span(w, "bubble", now, end);
+      ready = end;
       break;
     }
     case Opcode::kExit:
@@ -339,6 +375,20 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
   }
   ++w.pc;
   w.ready_at = ready;
+}
+
+Cycle WarpGroupSm::compute_end(const ComputeWork& work, Cycle latency, Cycle now) {
+  const std::uint64_t elements[kPipeCount] = {work.fp32, work.alu, work.sfu,
+                                              work.fp32 + work.alu + work.sfu};
+  Cycle end = now + std::max<Cycle>(latency, 1);
+  for (int p = 0; p < kPipeCount; ++p) {
+    if (elements[p] == 0) continue;
+    const auto cycles = static_cast<Cycle>(std::ceil(static_cast<double>(elements[p]) / lanes_[p]));
+    pipe_free_[p] = std::max(pipe_free_[p], now) + cycles;
+    pipe_busy_[p]->add(cycles);
+    end = std::max(end, pipe_free_[p]);
+  }
+  return end;
 }
 
 void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {

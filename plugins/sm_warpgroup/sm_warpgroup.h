@@ -111,12 +111,21 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void request(Cycle at);
   std::string waiting_for(const WarpGroup& w) const;
   void span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const;
+  /// When a compute BUBBLE issued at `now` ends: each pipe serves its elements after the work
+  /// issued before it, and the WarpGroup is busy for at least `latency`.
+  Cycle compute_end(const ComputeWork& work, Cycle latency, Cycle now);
 
   const int sm_;
   const int max_ctas_;
   const std::uint32_t max_warpgroups_;
   const std::int64_t smem_per_sm_;
   const std::int64_t regs_per_sm_;
+
+  /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
+  enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
+  std::array<double, kPipeCount> lanes_{};
+  std::array<Cycle, kPipeCount> pipe_free_{};
+  std::array<Counter*, kPipeCount> pipe_busy_{};
 
   WarpSchedulerPolicy* scheduler_ = nullptr;
   TmaEngine* tma_ = nullptr;

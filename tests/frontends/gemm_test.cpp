@@ -57,8 +57,8 @@ TEST(GemmProgram, NonWarpSpecialized256x256x128IsTheHandWrittenPipeline) {
   expected.insert(expected.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "MB_WAIT 1"});
   repeat(expected, 8, "WGMMA 64,128,16 gid 1");
   // The epilogue converts and writes 128 x 128 accumulators: 2 x 16384 / 128 cycles.
-  expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256",
-                                   "TMA_STORE C 128,0", "EXIT"});
+  expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "WGMMA_WAIT 0",
+                                   "BUBBLE 0 fp32 0 alu 24576 sfu 0", "TMA_STORE C 128,0", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
 
   const auto& maps = source->tensor_maps();
@@ -94,7 +94,8 @@ TEST(GemmProgram, SteadyStateRefillsTheSlotOfTheRetiredGroup) {
                       {"TMA_LOAD A " + std::to_string(64 * (k + 1)) + ",0 s" + next,
                        "TMA_LOAD B " + std::to_string(64 * (k + 1)) + ",0 s" + next});
   }
-  expected.insert(expected.end(), {"WGMMA_WAIT 0", "BUBBLE 256", "TMA_STORE C 0,0", "EXIT"});
+  expected.insert(expected.end(),
+                  {"WGMMA_WAIT 0", "BUBBLE 0 fp32 0 alu 24576 sfu 0", "TMA_STORE C 0,0", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), expected);
 }
 
@@ -110,16 +111,21 @@ TEST(GemmProgram, EightWarpsShareTheTileByRows) {
   EXPECT_EQ(p.consumers_per_stage, 1u);
   EXPECT_EQ(p.smem_bytes, 3 * (128 + 256) * 64 * 2 + 3 * 8);
   for (const auto& wg : p.warpgroups) EXPECT_EQ(wg.registers, 168u * 128);  // 64 x 256 / 128 + 40
-  std::vector<std::string> first = {"TMA_LOAD A 0,128 s0", "TMA_LOAD B 0,256 s0", "MB_WAIT 0"};
+  // Two WarpGroups: Triton's Membar barrier before every copy and mbarrier wait, kept where the
+  // copy is predicated off (the second prologue k-tile and the refill are past K's one k-tile).
+  const std::string bar = "BAR_WAIT 0";
+  std::vector<std::string> first = {
+      bar, "TMA_LOAD A 0,128 s0", bar, "TMA_LOAD B 0,256 s0", bar, bar, bar, "MB_WAIT 0"};
   repeat(first, 4, "WGMMA 64,256,16 gid 0");
-  // One k-tile: the second prologue copy is past K. 64 x 256 accumulators: 2 x 128 cycles.
-  first.insert(first.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256",
-                             "TMA_STORE C 256,128", "EXIT"});
+  // 64 x 256 accumulators a WarpGroup, 1.5 ALU elements each.
+  first.insert(first.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
+                             "BUBBLE 0 fp32 0 alu 24576 sfu 0", "TMA_STORE C 256,128", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), first);
-  std::vector<std::string> second = {"MB_WAIT 0"};
+  EXPECT_EQ(p.barrier_participants, (std::vector<std::uint32_t>{2}));
+  std::vector<std::string> second = {bar, bar, bar, bar, bar, "MB_WAIT 0"};
   repeat(second, 4, "WGMMA 64,256,16 gid 0");
-  second.insert(second.end(),
-                {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", "WGMMA_WAIT 0", "BUBBLE 256", "EXIT"});
+  second.insert(second.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
+                               "BUBBLE 0 fp32 0 alu 24576 sfu 0", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[1], p, source->tensor_maps()), second);
   EXPECT_EQ(source->tensor_maps()[2].box[1], 128u);  // the whole tile in one store
 }
@@ -147,9 +153,10 @@ TEST(GemmProgram, WarpSpecializedHasAProducerAndTwoConsumers) {
     expected.insert(expected.end(), {"WGMMA_COMMIT 0", "MB_WAIT 1"});
     repeat(expected, 4, "WGMMA 64,128,16 gid 1");
     // Each converts and writes its 64 x 128 accumulators: 2 x 8192 / 128 cycles.
-    expected.insert(expected.end(), {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0",
-                                     "WGMMA_WAIT 0", "RELEASE_STAGE 1", "BUBBLE 128",
-                                     "TMA_STORE C 128," + std::to_string(128 + 64 * c), "EXIT"});
+    expected.insert(expected.end(),
+                    {"WGMMA_COMMIT 1", "WGMMA_WAIT 1", "RELEASE_STAGE 0", "WGMMA_WAIT 0",
+                     "RELEASE_STAGE 1", "BUBBLE 0 fp32 0 alu 12288 sfu 0",
+                     "TMA_STORE C 128," + std::to_string(128 + 64 * c), "EXIT"});
     EXPECT_EQ(listing(p.warpgroups[1 + c], p, source->tensor_maps()), expected) << "consumer " << c;
   }
   EXPECT_EQ(source->tensor_maps()[2].box[1], 64u);  // each consumer stores 64 rows
@@ -382,7 +389,7 @@ TEST(GemmSourceComponent, ParametersAndDefaults) {
   EXPECT_EQ(p["smem_bytes"], "98328");
   EXPECT_EQ(p["warps"], "4");
   EXPECT_EQ(p["group_m"], "8");
-  EXPECT_EQ(p["epilogue_cycles"], "256");
+  EXPECT_EQ(p["epilogue_alu_elements"], "24576");  // 128 x 128 x 1.5
 
   auto given = h.make({{"m", i64(128)},
                        {"n", i64(128)},

@@ -215,7 +215,10 @@ TEST(TtgirStatic, GemmIsTheSoftwarePipelineTritonEmitted) {
       want.push_back("TMA_LOAD b_desc " + k + ",0" + s);
     }
   }
-  for (const char* line : {"WGMMA_WAIT 0", "BUBBLE 256", "TMA_STORE c_desc 0,0", "EXIT"})
+  // The epilogue: truncf (one F2FP per 2 of the 128 x 128 accumulators) and the store of C to
+  // shared memory, 1.5 ALU elements each, one compute BUBBLE.
+  for (const char* line :
+       {"WGMMA_WAIT 0", "BUBBLE 0 fp32 0 alu 24576 sfu 0", "TMA_STORE c_desc 0,0", "EXIT"})
     want.push_back(line);
   EXPECT_EQ(listing(p.warpgroups[0], p, src->tensor_maps()), want);
 
@@ -294,7 +297,8 @@ TEST(TtgirStatic, EightWarpsSplitTheTileBetweenTwoWarpGroups) {
 }
 
 // Attention, 128x64 tiles, 8 warps: per KV tile each WarpGroup issues QK^T (8 m64n64k16, K =
-// 128 in steps of 16) and PV (4 m64n128k16), and pays the online softmax as BUBBLEs.
+// 128 in steps of 16) and PV (4 m64n128k16), and pays the online softmax as compute BUBBLEs
+// priced by the cost table (docs/ttgir.md §4).
 TEST(TtgirStatic, AttentionLowersQkSoftmaxPvPerWarpGroup) {
   Harness h;
   auto src = h.make({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
@@ -313,9 +317,26 @@ TEST(TtgirStatic, AttentionLowersQkSoftmaxPvPerWarpGroup) {
     EXPECT_GT(c["BUBBLE"], 8);
   }
   const auto lines = listing(p.warpgroups[0], p, src->tensor_maps());
-  EXPECT_EQ(lines[0], "TMA_LOAD desc_q 0,640 s0");  // off_hz * N_CTX + start_m * 128
-  EXPECT_EQ(lines[2], "TMA_LOAD desc_k 0,512 s1");
-  EXPECT_EQ(lines[3], "TMA_LOAD desc_v 0,512 s4");
+  ASSERT_GT(lines.size(), 31u);
+  // Triton's Membar barriers: before every TMA copy and mbarrier wait.
+  EXPECT_EQ(lines[0], "BAR_WAIT 0");
+  EXPECT_EQ(lines[1], "TMA_LOAD desc_q 0,640 s0");  // off_hz * N_CTX + start_m * 128
+  EXPECT_EQ(lines[4], "BAR_WAIT 0");
+  EXPECT_EQ(lines[5], "TMA_LOAD desc_k 0,512 s1");
+  EXPECT_EQ(lines[7], "TMA_LOAD desc_v 0,512 s4");
+  EXPECT_EQ(lines[23], "WGMMA_WAIT 0");
+  // The first KV step's softmax over this WarpGroup's 64 x 64 scores (32 a thread, a row's 64
+  // over 4 threads: 16 each in sequence, 10 cycles each = 160):
+  const std::vector<std::string> softmax = {
+      "BUBBLE 160 fp32 0 alu 4096 sfu 0",    // row max: 4096 FMNMX
+      "BUBBLE 0 fp32 4288 alu 64 sfu 4160",  // S * scale - max (FFMA), exp2, the rescale
+                                             // factor of the 64 rows, the rows' max
+      "BUBBLE 160 fp32 4096 alu 0 sfu 0",    // row sum: 4096 FADD
+      "BUBBLE 0 fp32 8192 alu 64 sfu 0",     // acc (64 x 128) * alpha, l_i
+      "BAR_WAIT 0", "MB_WAIT 4",
+      "BUBBLE 0 fp32 0 alu 2048 sfu 0",  // P to f16 (two a F2FP); to the dot: free
+      "WGMMA 64,128,16 gid 1"};
+  EXPECT_EQ(std::vector<std::string>(lines.begin() + 24, lines.begin() + 32), softmax);
 }
 
 // Warp specialization (hand-written fixture): the default partition consumes, the 1-warp
@@ -531,9 +552,9 @@ TEST(TtgirErrors, UnknownOpIsNamedOrChargedByTheRule) {
   auto src = h.make(bubble);
   CtaProgram p;
   src->build(1, p);
-  // 256 elements over one WarpGroup at 128 lanes: BUBBLE 2.
+  // 256 elements over one WarpGroup, charged as ALU work.
   EXPECT_EQ(listing(p.warpgroups[0], p, src->tensor_maps()),
-            (std::vector<std::string>{"BUBBLE 2", "EXIT"}));
+            (std::vector<std::string>{"BUBBLE 0 fp32 0 alu 256 sfu 0", "EXIT"}));
   bool listed = false;
   for (const auto& [k, v] : src->parameters())
     listed |= k == "unknown_ops_charged" && v == "tt.store at 7:5";

@@ -546,6 +546,10 @@ class WarpGroupBuilder {
   WarpGroupBuilder& bar_arrive(std::uint32_t b) { return add(Instruction::bar_arrive(b)); }
   WarpGroupBuilder& bar_wait(std::uint32_t b) { return add(Instruction::bar_wait(b)); }
   WarpGroupBuilder& bubble(std::uint32_t cycles) { return add(Instruction::bubble(cycles)); }
+  WarpGroupBuilder& compute(std::uint32_t latency, ComputeWork work) {
+    p_->work.push_back(work);
+    return add(Instruction::compute(latency, static_cast<std::uint32_t>(p_->work.size() - 1)));
+  }
   WarpGroupBuilder& exit() { return add(Instruction::exit()); }
 
  private:

@@ -448,6 +448,27 @@ TEST(SmWarpGroup, AdmissionChecksEveryLimit) {
             "gpu.smem_per_sm = 100; 1200 registers exceed gpu.regs_per_sm = 1000");
 }
 
+// Compute BUBBLEs share the SM's pipes (defaults: FP32 128, ALU 64, SFU 16, dispatch 128
+// elements a cycle). WG0 and WG1 each ask for 1024 SFU elements (64 cycles) and 2048 FP32
+// (16 cycles, overlapping its own SFU work; dispatch 3072 / 128 = 24).
+//   WG0 issues at 0: SFU [0, 64), FP32 [0, 16), dispatch [0, 24) -> ready at 64.
+//   WG1 issues at 1: SFU [64, 128), FP32 [16, 32), dispatch [24, 48) -> ready at 128.
+// Then WG0 a latency-bound phase: 100 cycles for 64 ALU elements (1 cycle): ready at 164.
+TEST(SmWarpGroup, ComputeBubblesShareTheSmPipes) {
+  CtaBuilder cta(0);
+  cta.warpgroup().compute(0, {2048, 0, 1024}).compute(100, {0, 64, 0}).exit();
+  cta.warpgroup().compute(0, {2048, 0, 1024}).exit();
+  const RunResult r = run_both(HarnessConfig{}, workload_of({cta.program()}));
+  EXPECT_EQ(r.spans_of(0, 0, "bubble"),
+            (std::vector<Span>{{0, 0, 0, "bubble", 0, 64}, {0, 0, 0, "bubble", 64, 164}}));
+  EXPECT_EQ(r.spans_of(0, 1, "bubble"), (std::vector<Span>{{0, 0, 1, "bubble", 1, 128}}));
+  EXPECT_EQ(stat(r, "sfu_pipe_busy_cycles"), 128u);
+  EXPECT_EQ(stat(r, "fp32_pipe_busy_cycles"), 32u);
+  EXPECT_EQ(stat(r, "alu_pipe_busy_cycles"), 1u);
+  EXPECT_EQ(stat(r, "dispatch_busy_cycles"), 49u);
+  EXPECT_EQ(stat(r, "bubble_cycles"), 64u + 100u + 127u);
+}
+
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   CtaBuilder cta(9);
@@ -465,6 +486,14 @@ TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   no_exit.warpgroup().bubble(1);
   EXPECT_FALSE(h.sm(0).fits_empty(no_exit.program(), why));
   EXPECT_EQ(why, "CTA 10 WarpGroup 0: the program does not end with EXIT");
+
+  CtaBuilder bad_work(12);
+  CtaProgram work_program = bad_work.program();
+  work_program.warpgroups.push_back({{Instruction::compute(0, 3), Instruction::exit()}, 0});
+  EXPECT_FALSE(h.sm(0).fits_empty(work_program, why));
+  EXPECT_EQ(why,
+            "CTA 12 WarpGroup 0 instruction 0 (BUBBLE 0): compute work 3 lies outside the CTA's "
+            "work pool (0 entries)");
 
   CtaBuilder bad_map(11);
   bad_map.stages(1);
@@ -564,7 +593,10 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   Schema schema;
   sm_warpgroup::WarpGroupSm::describe(schema);
-  EXPECT_TRUE(schema.params().empty());
+  std::set<std::string> params;
+  for (const auto& p : schema.params()) params.insert(p.name);
+  EXPECT_EQ(params,
+            (std::set<std::string>{"fp32_lanes", "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);

@@ -12,7 +12,8 @@
 
 namespace simfa::test {
 
-/// One line per instruction, TMA operands resolved: "TMA_LOAD A 64,128 s1".
+/// One line per instruction, TMA operands resolved: "TMA_LOAD A 64,128 s1"; a compute BUBBLE
+/// with its work: "BUBBLE 0 fp32 0 alu 24576 sfu 0".
 inline std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaProgram& p,
                                         const std::vector<TensorMap>& maps) {
   std::vector<std::string> out;
@@ -40,6 +41,14 @@ inline std::vector<std::string> listing(const WarpGroupProgram& wg, const CtaPro
         s += " " + std::to_string(i.gid());
         break;
       case Opcode::kExit:
+        break;
+      case Opcode::kBubble:
+        s += " " + std::to_string(i.x);
+        if (i.is_compute()) {
+          const ComputeWork& w = p.work[i.y];
+          s += " fp32 " + std::to_string(w.fp32) + " alu " + std::to_string(w.alu) + " sfu " +
+               std::to_string(w.sfu);
+        }
         break;
       default:
         s += " " + std::to_string(i.x);

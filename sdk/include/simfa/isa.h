@@ -22,7 +22,7 @@ enum class Opcode : std::uint8_t {
   kWgmmaWait,     ///< N = x (max outstanding groups)
   kBarArrive,     ///< barrier id = x
   kBarWait,       ///< barrier id = x
-  kBubble,        ///< x cycles
+  kBubble,        ///< x cycles; stage 1: also work[y] on the SM's shared compute pipes
   kExit,
 };
 inline constexpr int kOpcodeCount = 13;
@@ -70,12 +70,20 @@ struct Instruction {
   static Instruction bar_arrive(std::uint32_t bid) { return {Opcode::kBarArrive, 0, 0, bid, 0, 0}; }
   static Instruction bar_wait(std::uint32_t bid) { return {Opcode::kBarWait, 0, 0, bid, 0, 0}; }
   static Instruction bubble(std::uint32_t cycles) { return {Opcode::kBubble, 0, 0, cycles, 0, 0}; }
+  /// Register arithmetic that occupies the WarpGroup for at least `latency` cycles and puts the
+  /// elements of CtaProgram::work[work] through the SM's compute pipes, which its WarpGroups
+  /// share (DESIGN.md §4).
+  static Instruction compute(std::uint32_t latency, std::uint32_t work) {
+    return {Opcode::kBubble, kComputeBubble, 0, latency, work, 0};
+  }
+  static constexpr std::uint8_t kComputeBubble = 1;  ///< BUBBLE's `stage` for compute()
   static Instruction exit() { return {Opcode::kExit, 0, 0, 0, 0, 0}; }
 
   std::uint32_t wgmma_m() const { return x >> 16; }
   std::uint32_t wgmma_n() const { return x & 0xffffu; }
   std::uint32_t wgmma_k() const { return y; }
   std::uint32_t gid() const { return z; }
+  bool is_compute() const { return op == Opcode::kBubble && stage == kComputeBubble; }
 
   friend bool operator==(const Instruction&, const Instruction&) = default;
 };

@@ -16,7 +16,7 @@
 namespace simfa {
 
 /// Bumped on any change to an sdk type that crosses the plugin boundary.
-inline constexpr std::uint32_t kSdkAbiVersion = 2;  // 2: GpuConfig::memory_clock_mhz
+inline constexpr std::uint32_t kSdkAbiVersion = 3;  // 3: compute BUBBLEs, CtaProgram::work
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

@@ -18,6 +18,17 @@ struct WarpGroupProgram {
   std::uint32_t registers = 0;  ///< registers the WarpGroup holds (all 128 threads together)
 };
 
+/// Register arithmetic of one compute BUBBLE, in elements (one thread's operation each) per
+/// pipe of the SM: FP32 add/mul/FMA; the ALU's compares, selects, min/max, integer and
+/// conversions; the SFU's (MUFU) transcendentals.
+struct ComputeWork {
+  std::uint64_t fp32 = 0;
+  std::uint64_t alu = 0;
+  std::uint64_t sfu = 0;
+
+  friend bool operator==(const ComputeWork&, const ComputeWork&) = default;
+};
+
 struct CtaProgram {
   std::uint64_t cta_id = 0;
   std::int64_t smem_bytes = 0;
@@ -27,6 +38,7 @@ struct CtaProgram {
   std::vector<WarpGroupProgram> warpgroups;
   std::vector<std::int32_t> coords;  ///< TMA_LOAD / TMA_STORE coordinates (Instruction::x)
   std::vector<Addr> addresses;       ///< TMA_BULK addresses (Instruction::x)
+  std::vector<ComputeWork> work;     ///< compute BUBBLEs' work (Instruction::y)
 
   void clear() {
     cta_id = 0;
@@ -37,6 +49,7 @@ struct CtaProgram {
     warpgroups.clear();
     coords.clear();
     addresses.clear();
+    work.clear();
   }
 };
 
