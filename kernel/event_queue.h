@@ -102,8 +102,9 @@ class CalendarQueue final : public simfa::EventQueue {
   std::size_t size() const;
   /// The cycle of the earliest pending event; kNever when empty.
   Cycle next_cycle() const;
-  /// Fires the earliest pending event (setting now() to its cycle); false when empty.
-  bool fire_next();
+  /// Fires the earliest pending event (setting now() to its cycle) if its cycle is at most
+  /// `limit`; false when there is none (empty, or the next event is later than `limit`).
+  bool fire_next(Cycle limit = kNever);
   std::uint64_t fired() const;
 
  private:
