@@ -164,8 +164,15 @@ void CalendarQueue::place_after_period(Cycle when, const Entry& e) {
   const Cycle period = when >> period_shift_;
   if (period - (now_ >> period_shift_) < kPeriodBuckets) {
     const std::size_t bucket = period % kPeriodBuckets;
-    if (buckets_[bucket].empty()) busy_buckets_.set(bucket);
-    buckets_[bucket].push_back(TimedEntry{when, e});
+    std::vector<TimedEntry>& v = buckets_[bucket];
+    if (v.empty()) {
+      busy_buckets_.set(bucket);
+      if (v.capacity() == 0 && !spare_buckets_.empty()) {
+        v.swap(spare_buckets_.back());
+        spare_buckets_.pop_back();
+      }
+    }
+    v.push_back(TimedEntry{when, e});
     bucket_min_[bucket] = std::min(bucket_min_[bucket], when);
   } else {
     far_.push_back(TimedEntry{when, e});
@@ -273,6 +280,11 @@ void CalendarQueue::enter_period(Cycle t) {
   if (!bucket.empty()) {
     for (const TimedEntry& e : bucket) place(e.when, e.entry);
     bucket.clear();
+    // Its storage goes to the spares, or back to the allocator: a bucket kept its capacity once,
+    // and the 1024 of them, each as large as the most it ever held, made most of FA3 70B
+    // s4096's peak memory (52 of 96 MiB, docs/performance.md).
+    if (spare_buckets_.size() < kSpareBuckets) spare_buckets_.push_back(std::move(bucket));
+    bucket = std::vector<TimedEntry>();
     bucket_min_[period % kPeriodBuckets] = kNever;
     busy_buckets_.reset(period % kPeriodBuckets);
   }
