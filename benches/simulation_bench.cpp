@@ -4,7 +4,7 @@
 //
 //   cmake --preset release && cmake --build --preset release
 //   build/release/bin/simulation_bench
-//   build/release/bin/simulation_bench --benchmark_filter=Gemm4096H200$   # one: its own peak RSS
+//   build/release/bin/simulation_bench --benchmark_filter=Gemm4096H200/   # one: its own peak RSS
 //
 // peak_rss_mib is the peak of the whole process so far, so it is the run's own only for the first
 // benchmark of a process (or with a filter selecting one). tools/speed_table.sh runs the same
