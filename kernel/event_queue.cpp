@@ -129,6 +129,9 @@ inline CalendarQueue::Entry CalendarQueue::pop_front(Fifo& fifo) const {
     fifo.tail = kNil;
   } else {
     tail.next = node.next;
+    // The FIFO's next front, read by the next pop of this cycle: its node was written when it
+    // was scheduled, long ago, and is rarely still in the host's cache.
+    __builtin_prefetch(&nodes_[node.next]);
   }
   node.next = free_nodes_;
   free_nodes_ = n;
@@ -161,8 +164,15 @@ void CalendarQueue::place_after_period(Cycle when, const Entry& e) {
   const Cycle period = when >> period_shift_;
   if (period - (now_ >> period_shift_) < kPeriodBuckets) {
     const std::size_t bucket = period % kPeriodBuckets;
-    if (buckets_[bucket].empty()) busy_buckets_.set(bucket);
-    buckets_[bucket].push_back(TimedEntry{when, e});
+    std::vector<TimedEntry>& v = buckets_[bucket];
+    if (v.empty()) {
+      busy_buckets_.set(bucket);
+      if (v.capacity() == 0 && !spare_buckets_.empty()) {
+        v.swap(spare_buckets_.back());
+        spare_buckets_.pop_back();
+      }
+    }
+    v.push_back(TimedEntry{when, e});
     bucket_min_[bucket] = std::min(bucket_min_[bucket], when);
   } else {
     far_.push_back(TimedEntry{when, e});
@@ -270,6 +280,11 @@ void CalendarQueue::enter_period(Cycle t) {
   if (!bucket.empty()) {
     for (const TimedEntry& e : bucket) place(e.when, e.entry);
     bucket.clear();
+    // Its storage goes to the spares, or back to the allocator: a bucket kept its capacity once,
+    // and the 1024 of them, each as large as the most it ever held, made most of FA3 70B
+    // s4096's peak memory (52 of 96 MiB, docs/performance.md).
+    if (spare_buckets_.size() < kSpareBuckets) spare_buckets_.push_back(std::move(bucket));
+    bucket = std::vector<TimedEntry>();
     bucket_min_[period % kPeriodBuckets] = kNever;
     busy_buckets_.reset(period % kPeriodBuckets);
   }
@@ -284,15 +299,17 @@ Cycle CalendarQueue::next_cycle() const {
   return cancelled_stored_ == 0 ? settle<false>() : settle<true>();
 }
 
-bool CalendarQueue::fire_next() {
+bool CalendarQueue::fire_next(Cycle limit) {
   // Usually the next event is in a slot of the current period and nothing is cancelled: one
   // bitmap lookup finds it.
   std::size_t slot = cancelled_stored_ == 0 ? busy_slots_.find_from(now_ & mask_) : mask_ + 1;
   if (slot <= mask_) {
-    now_ = (now_ & ~Cycle{mask_}) | slot;
+    const Cycle t = (now_ & ~Cycle{mask_}) | slot;
+    if (t > limit) return false;
+    now_ = t;
   } else {
     const Cycle t = next_cycle();
-    if (t == kNever) return false;
+    if (t == kNever || t > limit) return false;
     if (t >= period_end_) {
       enter_period(t);
     } else {

@@ -102,8 +102,9 @@ class CalendarQueue final : public simfa::EventQueue {
   std::size_t size() const;
   /// The cycle of the earliest pending event; kNever when empty.
   Cycle next_cycle() const;
-  /// Fires the earliest pending event (setting now() to its cycle); false when empty.
-  bool fire_next();
+  /// Fires the earliest pending event (setting now() to its cycle) if its cycle is at most
+  /// `limit`; false when there is none (empty, or the next event is later than `limit`).
+  bool fire_next(Cycle limit = kNever);
   std::uint64_t fired() const;
 
  private:
@@ -184,6 +185,10 @@ class CalendarQueue final : public simfa::EventQueue {
   // sequence order; spread over the slots when their period begins.
   mutable std::vector<std::vector<TimedEntry>> buckets_;
   mutable std::vector<Cycle> bucket_min_;  // earliest cycle in each bucket; kNever when empty
+  // Storage of emptied buckets, reused by the next buckets to fill: memory follows the buckets
+  // in use, not every bucket's largest size.
+  static constexpr std::size_t kSpareBuckets = 4;
+  std::vector<std::vector<TimedEntry>> spare_buckets_;
   mutable SlotBitmap busy_buckets_;
   // Events of later periods: a min-heap on (when, seq_prio).
   mutable std::vector<TimedEntry> far_;

@@ -15,19 +15,24 @@ void IssueArbiter::request_issue(int sm, Cycle at) {
 }
 
 void IssueArbiter::arm(Cycle at) {
-  if (armed_at_ != kNever) {
-    if (armed_at_ <= at) return;
-    events_.cancel(armed_event_);
+  // Payload 1: the event's cycle has its bit in armed_.
+  std::uint64_t recorded = 0;
+  if (at - events_.now() < kArmedWindow) {
+    std::uint64_t& word = armed_[at / 64 % armed_.size()];
+    const std::uint64_t bit = std::uint64_t{1} << (at % 64);
+    if (word & bit) return;
+    word |= bit;
+    recorded = 1;
   }
-  armed_at_ = at;
-  armed_event_ = events_.schedule(at, *this, 0, Priority::kIssue);
+  events_.schedule(at, *this, recorded, Priority::kIssue);
 }
 
-void IssueArbiter::on_event(Cycle now, std::uint64_t /*payload*/) {
-  armed_at_ = kNever;
+void IssueArbiter::on_event(Cycle now, std::uint64_t payload) {
   ++phase_events_;
   run_phase(now);
-  if (!requests_.empty()) arm(requests_.top().first);
+  // Cleared after the phase: a request for this cycle made during it is served by it or moved
+  // to the next cycle, and needs no event of this cycle.
+  if (payload) armed_[now / 64 % armed_.size()] &= ~(std::uint64_t{1} << (now % 64));
 }
 
 void IssueArbiter::run_phase(Cycle now) {

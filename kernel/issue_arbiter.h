@@ -1,7 +1,15 @@
 // The kernel's IssueClock: runs SM issue phases in SM-index order after every other event of a
 // cycle, identically in event-driven and reference (per-cycle) stepping.
+//
+// In event stepping every cycle some SM asked to issue at gets one phase event, scheduled when
+// the first request for that cycle arrives and never cancelled: a request is only removed by the
+// phase of its own cycle (or a later one), so each cycle with a request has its phase whatever
+// else is asked meanwhile. One event armed at the earliest request, cancelled whenever an earlier
+// one came, ran the same phases; its cancelled entries cost the event queue 16-18% of a run
+// (docs/performance.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -26,13 +34,21 @@ class IssueArbiter final : public IssueClock, public EventTarget {
   void step_all(Cycle now);
   /// Earliest requested issue cycle not yet served, or kNever.
   Cycle next_request();
-  /// How many issue-phase events have fired (event stepping).
+  /// How many of the arbiter's events have fired (event stepping).
   std::uint64_t phase_events() const { return phase_events_; }
 
  private:
   using Request = std::pair<Cycle, int>;  // (cycle, sm): served in this order
   void run_phase(Cycle now);
+  // Schedules the phase event of cycle `at` unless it is already scheduled.
   void arm(Cycle at);
+
+  // Cycles within kArmedWindow of now() whose phase event is scheduled, one bit each at
+  // `cycle % kArmedWindow` (two such cycles never share a bit). A request further ahead, rare
+  // (a long BUBBLE), schedules its event unrecorded: a second event of a cycle finds no request
+  // left at or before it and does nothing.
+  static constexpr Cycle kArmedWindow = 4096;
+  std::array<std::uint64_t, kArmedWindow / 64> armed_{};
 
   EventQueue& events_;
   std::vector<SmCore*> sms_;
@@ -42,8 +58,6 @@ class IssueArbiter final : public IssueClock, public EventTarget {
   Cycle phase_cycle_ = kNever;
   int phase_sm_ = -1;
   bool phase_done_ = true;
-  Cycle armed_at_ = kNever;  // cycle of the single pending phase event
-  EventId armed_event_{};
   std::uint64_t phase_events_ = 0;
 };
 

@@ -168,16 +168,17 @@ RunResult Simulation::run() {
   dispatch(0);
 
   if (options_.stepping == Stepping::kEvent) {
-    while (!events_.empty()) {
-      if (events_.next_cycle() > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
-      fire_next_event();
+    while (fire_next_event(limit)) {
     }
+    // Events left: the next one is past the limit.
+    if (!events_.empty()) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
   } else {
     // The paper's Algorithm 1: per cycle, completed events wake threads, then every SM's issue
     // phase. Stops when no event is pending and no SM expects to issue.
     for (Cycle now = 0;; ++now) {
       if (now > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
-      while (!events_.empty() && events_.next_cycle() <= now) fire_next_event();
+      while (fire_next_event(now)) {
+      }
       arbiter_->step_all(now);
       if (events_.empty() && arbiter_->next_request() == kNever) break;
     }
@@ -195,15 +196,16 @@ void Simulation::show_progress() {
                static_cast<unsigned long long>(workload_->cta_count()), wall);
 }
 
-void Simulation::fire_next_event() {
+bool Simulation::fire_next_event(Cycle limit) {
   // Issue-phase events exist only in event stepping; counting just the others keeps the run's
   // length and event count identical in both modes.
   const std::uint64_t phases = arbiter_->phase_events();
-  events_.fire_next();
+  if (!events_.fire_next(limit)) return false;
   if (arbiter_->phase_events() == phases) {
     last_event_ = events_.now();
     if ((++model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
   }
+  return true;
 }
 
 RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
@@ -214,6 +216,7 @@ RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
   r.wall_seconds = wall_seconds;
   r.peak_rss_bytes = peak_rss_bytes();
   r.events = model_events_;
+  r.queue_events = events_.fired();
   r.ctas = retired_ctas_;
   if (outcome != RunOutcome::kCompleted)
     for (const SmCore* sm : sms_) sm->report_blocked(r.blocked);
@@ -257,6 +260,7 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
       {"cycles_per_second", r.wall_seconds > 0 ? static_cast<double>(r.cycles) / r.wall_seconds : 0.0},
       {"peak_rss_bytes", r.peak_rss_bytes},
       {"events", r.events},
+      {"queue_events", r.queue_events},
       {"stepping", options_.stepping == Stepping::kEvent ? "event" : "reference"}};
   return out;
 }

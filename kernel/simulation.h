@@ -37,7 +37,8 @@ struct RunResult {
   Cycle cycles = 0;
   double wall_seconds = 0;
   std::uint64_t peak_rss_bytes = 0;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;        ///< model events (the issue arbiter's excluded)
+  std::uint64_t queue_events = 0;  ///< every event the queue fired, the arbiter's included
   std::uint64_t ctas = 0;
   std::vector<BlockedThread> blocked;  ///< filled on deadlock and watchdog
 };
@@ -68,7 +69,8 @@ class Simulation final : private CtaHost {
   void dispatch(Cycle now);
   void on_cta_exit(int sm, Cycle now) override;
   bool all_done() const;
-  void fire_next_event();
+  /// Fires the next event if its cycle is at most `limit`; false when there is none.
+  bool fire_next_event(Cycle limit);
   void show_progress();
   RunResult finish(RunOutcome outcome, double wall_start);
 
