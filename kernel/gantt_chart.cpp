@@ -170,10 +170,17 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
       issues[lane].first |= std::strcmp(s.name, "tma_issue") == 0;
       issues[lane].second |= std::strcmp(s.name, "wgmma") == 0;
     }
+    // A WarpGroup that issues TMA and no WGMMA produces; one that issues WGMMA consumes when it
+    // issues no TMA (an epilogue's TMA_STORE aside: when its slot has a producer).
+    std::set<int> has_producer;
     for (const auto& [lane, io] : issues)
-      lanes_[lane].role = io.first && !io.second   ? "producer"
-                          : io.second && !io.first ? "consumer"
-                                                   : "";
+      if (io.first && !io.second) {
+        lanes_[lane].role = "producer";
+        has_producer.insert(lanes_[lane].slot);
+      }
+    for (const auto& [lane, io] : issues)
+      if (io.second && (!io.first || has_producer.count(lanes_[lane].slot)))
+        lanes_[lane].role = "consumer";
 
     // Bars: per lane and row (the instants of the thread row apart), in time order; spans of one
     // kind closer than a pixel merge, and a span under a pixel wide that ends within the pixel
@@ -201,7 +208,7 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
           }
           if (width < 1.0 &&
               (static_cast<double>(s->end) - static_cast<double>(bar.end)) / cycles_per_px < 1.0) {
-            ++bar.spans;  // too small to see beside the bar: counted in it
+            ++bar.folded;  // too small to see beside the bar: counted in it
             continue;
           }
           if (same && gap < 0) {  // overlapping flights of one kind: their union
@@ -211,7 +218,7 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
           }
           bars_.push_back(bar);
         }
-        bar = Bar{std::get<0>(key), std::get<1>(key), s->name, s->begin, s->end, 1};
+        bar = Bar{std::get<0>(key), std::get<1>(key), s->name, s->begin, s->end, 1, 0};
         open = true;
       }
       if (open) bars_.push_back(bar);
@@ -306,11 +313,11 @@ std::string GanttChart::svg() const {
     const double x0 = x(b.begin);
     const double w = std::max(x(b.end) - x0, kMinBarWidth);
     s += fmt::format(
-        "<rect class=\"bar\" data-kind=\"{}\" data-spans=\"{}\" data-lane=\"{}\" "
+        "<rect class=\"bar\" data-kind=\"{}\" data-spans=\"{}\" data-folded=\"{}\" data-lane=\"{}\" "
         "data-begin=\"{}\" data-end=\"{}\" x=\"{:.2f}\" y=\"{}\" "
         "width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}{}: cycles {}..{} ({:.3f}..{:.3f} "
         "µs)</title></rect>\n",
-        b.name, b.spans, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w, kRowH[b.row],
+        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w, kRowH[b.row],
         k.color, b.name, b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(), b.begin, b.end,
         static_cast<double>(b.begin) * us_per_cycle, static_cast<double>(b.end) * us_per_cycle);
   }

@@ -29,15 +29,17 @@ class GanttChart {
     int sm;
     int slot;  ///< CTAs resident at the same time on one SM take different slots
     int warpgroup;
-    std::string role;  ///< "producer" (TMA, no WGMMA), "consumer" (WGMMA, no TMA) or ""
+    std::string role;  ///< "producer" (TMA, no WGMMA), "consumer" (WGMMA) or "" (both, alone)
   };
-  /// One drawn bar: `spans` spans of kind `name` merged, from `begin` to `end`.
+  /// One drawn bar: `spans` spans of kind `name` merged, from `begin` to `end`, and `folded`
+  /// spans of other kinds too short to draw beside it.
   struct Bar {
     std::size_t lane;
     Row row;
     const char* name;
     Cycle begin, end;
     std::uint32_t spans;
+    std::uint32_t folded = 0;
   };
   struct CtaExtent {
     int sm, slot;
