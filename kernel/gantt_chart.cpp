@@ -112,9 +112,13 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
   const Cycle b = options_.begin, e = options_.end;
   // The spans drawn, clipped to the range, per SM.
   std::map<int, std::vector<TimelineSpan>> per_sm;
+  std::map<std::pair<int, std::uint64_t>, std::pair<Cycle, Cycle>> lifetime;  // unclipped
   for (const TimelineSpan& s : spans) {
-    if (s.end <= b || s.begin >= e) continue;
     if (std::find(options_.sms.begin(), options_.sms.end(), s.sm) == options_.sms.end()) continue;
+    auto [it, fresh] = lifetime.try_emplace({s.sm, s.cta}, s.begin, s.end);
+    it->second.first = std::min(it->second.first, s.begin);
+    it->second.second = std::max(it->second.second, s.end);
+    if (s.end <= b || s.begin >= e) continue;
     TimelineSpan c = s;
     c.begin = std::max(c.begin, b);
     c.end = std::min(c.end, e);
@@ -155,7 +159,8 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
       slot_free[slot] = c.end;
       slot_warpgroups[slot] = std::max(slot_warpgroups[slot], c.warpgroups);
       c.slot = static_cast<int>(slot);
-      ctas_.push_back({sm, c.slot, id, c.begin, c.end});
+      const auto& [first, last] = lifetime.at({sm, id});
+      ctas_.push_back({sm, c.slot, id, c.begin, c.end, first >= b, last <= e});
     }
     // Lanes: per slot, per WarpGroup index; the role from what the lane's spans issue.
     std::map<std::pair<int, int>, std::size_t> lane_of;
@@ -313,13 +318,15 @@ std::string GanttChart::svg() const {
     const double x0 = x(b.begin);
     const double w = std::max(x(b.end) - x0, kMinBarWidth);
     s += fmt::format(
-        "<rect class=\"bar\" data-kind=\"{}\" data-spans=\"{}\" data-folded=\"{}\" data-lane=\"{}\" "
+        "<rect class=\"bar\" data-kind=\"{}\" data-spans=\"{}\" data-folded=\"{}\" "
+        "data-lane=\"{}\" "
         "data-begin=\"{}\" data-end=\"{}\" x=\"{:.2f}\" y=\"{}\" "
         "width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}{}: cycles {}..{} ({:.3f}..{:.3f} "
         "µs)</title></rect>\n",
-        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w, kRowH[b.row],
-        k.color, b.name, b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(), b.begin, b.end,
-        static_cast<double>(b.begin) * us_per_cycle, static_cast<double>(b.end) * us_per_cycle);
+        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w,
+        kRowH[b.row], k.color, b.name, b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(),
+        b.begin, b.end, static_cast<double>(b.begin) * us_per_cycle,
+        static_cast<double>(b.end) * us_per_cycle);
   }
   s += "</g>\n";
 
@@ -333,11 +340,12 @@ std::string GanttChart::svg() const {
         bottom = lane_y[i] + kLaneHeight - 1;
       }
     s += fmt::format("<g class=\"cta\" data-cta=\"{}\" data-sm=\"{}\">", c.cta, c.sm);
-    for (Cycle at : {c.begin, c.end})
-      s += fmt::format(
-          "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#333333\" "
-          "stroke-width=\"1\" stroke-dasharray=\"3,2\"/>",
-          x(at), top, bottom);
+    for (const auto& [at, real] : {std::pair{c.begin, c.starts}, std::pair{c.end, c.ends}})
+      if (real)
+        s += fmt::format(
+            "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#333333\" "
+            "stroke-width=\"1\" stroke-dasharray=\"3,2\"/>",
+            x(at), top, bottom);
     if (x(c.end) - x(c.begin) > 48)
       s += fmt::format("<text x=\"{:.2f}\" y=\"{}\" font-size=\"9\" fill=\"#333333\">CTA {}</text>",
                        x(c.begin) + 3, top + 10, c.cta);

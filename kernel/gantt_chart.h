@@ -41,10 +41,13 @@ class GanttChart {
     std::uint32_t spans;
     std::uint32_t folded = 0;
   };
+  /// A CTA's first and last cycle on its SM, within the range; `starts` / `ends`: its real
+  /// start / end lies in the range (a dashed line is drawn there).
   struct CtaExtent {
     int sm, slot;
     std::uint64_t cta;
     Cycle begin, end;
+    bool starts, ends;
   };
 
   GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions options);

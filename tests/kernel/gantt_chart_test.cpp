@@ -34,11 +34,10 @@ TEST(GanttChart, LanesPerSlotAndWarpGroupWithRoles) {
   // [50, 150) overlaps it, so it takes slot 1; CTA 2 over [120, 200) fits slot 0 again (free
   // from 100). SM 1 is not drawn, SM 2 ran nothing.
   const std::vector<TimelineSpan> spans = {
-      {0, 0, 0, "tma_issue", 0, 1},      {0, 1, 0, "wgmma", 10, 11},
-      {0, 2, 0, "wgmma", 20, 21},        {0, 2, 0, "exit", 99, 100},
-      {0, 0, 1, "bubble", 50, 80},       {0, 1, 1, "tma_issue", 60, 61},
-      {0, 1, 1, "wgmma", 70, 71},        {0, 0, 1, "exit", 149, 150},
-      {0, 0, 2, "wait:mb", 120, 200},    {1, 0, 9, "wgmma", 0, 50},
+      {0, 0, 0, "tma_issue", 0, 1}, {0, 1, 0, "wgmma", 10, 11},  {0, 2, 0, "wgmma", 20, 21},
+      {0, 2, 0, "exit", 99, 100},   {0, 0, 1, "bubble", 50, 80}, {0, 1, 1, "tma_issue", 60, 61},
+      {0, 1, 1, "wgmma", 70, 71},   {0, 0, 1, "exit", 149, 150}, {0, 0, 2, "wait:mb", 120, 200},
+      {1, 0, 9, "wgmma", 0, 50},
   };
   const GanttChart chart(spans, range(0, 200, {0, 2}));
   ASSERT_EQ(chart.lanes().size(), 5u);
@@ -70,6 +69,12 @@ TEST(GanttChart, ClipsToTheCycleRange) {
   EXPECT_EQ(flight.row, GanttChart::kWgmmaFlight);
   EXPECT_EQ(flight.begin, 100u);
   EXPECT_EQ(flight.end, 200u);
+  // The CTA runs 0..401: neither its start nor its end is in the range, so no line is drawn.
+  ASSERT_EQ(chart.ctas().size(), 1u);
+  EXPECT_FALSE(chart.ctas()[0].starts);
+  EXPECT_FALSE(chart.ctas()[0].ends);
+  EXPECT_EQ(chart.svg().find("stroke-dasharray"), std::string::npos);
+  EXPECT_TRUE(GanttChart(spans, range(0, 500)).ctas()[0].ends);
 }
 
 TEST(GanttChart, MergesWhatWouldBeSubPixel) {
@@ -107,8 +112,8 @@ TEST(GanttChart, MergingLosesNoSpan) {
   // Random spans on three WarpGroups: whatever the zoom, the bars hold every span in range, as
   // merged into a bar of its kind or folded into a neighbour.
   std::mt19937_64 rng(7);
-  const char* names[] = {"tma_issue", "wgmma", "bubble", "wait:mb", "wait:barrier", "tma_flight",
-                         "wgmma_flight"};
+  const char* names[] = {"tma_issue",    "wgmma",      "bubble",      "wait:mb",
+                         "wait:barrier", "tma_flight", "wgmma_flight"};
   std::vector<TimelineSpan> spans;
   for (int i = 0; i < 5000; ++i) {
     const Cycle begin = rng() % 100000;
