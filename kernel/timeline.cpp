@@ -66,10 +66,10 @@ void Timeline::write(const std::string& path, double clock_mhz, const std::vecto
       const int pid = t.sm >= 0 ? t.sm : gpu_pid;
       if (t.sm >= 0) processes.insert(t.sm);
       gpu_tracks |= t.sm < 0;
+      // Perfetto names a counter track "<name> <arg>": "L2 bandwidth GB/s".
       for (const CounterTracks::Point& p : counters->series(t))
-        next() << fmt::format(
-            R"j({{"name":"{} ({})","ph":"C","pid":{},"ts":{},"args":{{"{}":{}}}}})j", t.name,
-            t.unit, pid, p.begin, t.unit, p.value);
+        next() << fmt::format(R"({{"name":"{}","ph":"C","pid":{},"ts":{},"args":{{"{}":{}}}}})",
+                              t.name, pid, p.begin, t.unit, p.value);
     }
   for (int sm : processes)
     next() << fmt::format(

@@ -195,7 +195,8 @@ def case_counters(binary, tmp):
     for e in trace["traceEvents"]:
         if e["ph"] == "C":
             (value,) = e["args"].values()
-            tracks[(e["pid"], e["name"])].append((e["ts"], value))
+            (unit,) = e["args"].keys()
+            tracks[(e["pid"], f"{e['name']} ({unit})")].append((e["ts"], value))
     names = {name for _, name in tracks}
 
     def integral(key, scale=1.0):
