@@ -189,6 +189,16 @@ def case_counters(binary, tmp):
     # Both steppings give the same trace, counter tracks included.
     assert open(traces["event"], "rb").read() == open(traces["reference"], "rb").read()
     stats = json.load(open(stats_path))
+    # Observing changes nothing: the same statistics with and without the timeline and the Gantt
+    # chart (the simulator's own `sim` object aside).
+    plain_path = os.path.join(tmp, "plain.json")
+    simfa(binary, "-w", GEMM, "--stats", plain_path)
+    simfa(binary, "-w", GEMM, "--stats", stats_path + ".g", "--gantt", os.path.join(tmp, "g.svg"),
+          "--gantt-sms", "0,1,2")
+    plain = json.load(open(plain_path))
+    for observed in (stats, json.load(open(stats_path + ".g"))):
+        assert {k: v for k, v in observed.items() if k != "sim"} == \
+               {k: v for k, v in plain.items() if k != "sim"}, "observing changed the statistics"
     trace = json.load(open(traces["event"]))
     clock = trace["otherData"]["clock_mhz"]
     tracks = collections.defaultdict(list)
