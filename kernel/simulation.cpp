@@ -73,6 +73,9 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
                                                         *this, workload_->tensor_maps(),
                                                         traced ? &timeline_ : nullptr, *memory_});
   }
+  if (options_.counter_window > 0)
+    counters_ = std::make_unique<CounterTracks>(stats_, options_.timeline_sms, sm_count,
+                                                manifest_.gpu.clock_mhz, options_.counter_window);
 }
 
 Simulation::~Simulation() {
@@ -168,7 +171,12 @@ RunResult Simulation::run() {
   dispatch(0);
 
   if (options_.stepping == Stepping::kEvent) {
-    while (fire_next_event(limit)) {
+    for (;;) {
+      // Counter tracks sample the stats between events (observing only).
+      if (counters_ && !events_.empty() && events_.next_cycle() <= limit &&
+          events_.next_cycle() >= counters_->next_sample())
+        counters_->sample_until(events_.next_cycle());
+      if (!fire_next_event(limit)) break;
     }
     // Events left: the next one is past the limit.
     if (!events_.empty()) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
@@ -177,6 +185,7 @@ RunResult Simulation::run() {
     // phase. Stops when no event is pending and no SM expects to issue.
     for (Cycle now = 0;; ++now) {
       if (now > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      if (counters_ && now >= counters_->next_sample()) counters_->sample_until(now);
       while (fire_next_event(now)) {
       }
       arbiter_->step_all(now);
@@ -221,6 +230,7 @@ RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
   if (outcome != RunOutcome::kCompleted)
     for (const SmCore* sm : sms_) sm->report_blocked(r.blocked);
   for (auto& c : components_) c->finish(r.cycles);
+  if (counters_) counters_->finish(r.cycles);
   return r;
 }
 

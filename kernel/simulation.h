@@ -12,6 +12,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "kernel/counter_tracks.h"
 #include "kernel/event_queue.h"
 #include "kernel/issue_arbiter.h"
 #include "kernel/manifest.h"
@@ -28,7 +29,9 @@ enum class RunOutcome { kCompleted, kDeadlock, kWatchdog };
 struct RunOptions {
   Stepping stepping = Stepping::kEvent;
   bool timeline = false;
-  std::vector<int> timeline_sms{0};
+  std::vector<int> timeline_sms{0};  ///< the SMs whose spans the timeline records
+  /// Counter tracks sampled every this many cycles (per SM for timeline_sms); 0: none.
+  Cycle counter_window = 0;
   bool progress = false;  ///< a progress line on stderr every ~1M events (for terminals)
 };
 
@@ -54,6 +57,8 @@ class Simulation final : private CtaHost {
 
   const StatsRegistryImpl& stats() const { return stats_; }
   const Timeline& timeline() const { return timeline_; }
+  /// Null unless RunOptions::counter_window was set.
+  const CounterTracks* counter_tracks() const { return counters_.get(); }
   /// The stats-file object (docs/stats.md): metadata, kernel/memory/sim totals, every statistic.
   boost::json::object stats_json(const RunResult& result) const;
   /// The human-readable summary printed after a run.
@@ -92,6 +97,7 @@ class Simulation final : private CtaHost {
   CtaDispatchPolicy* dispatch_ = nullptr;
   std::vector<SmCore*> sms_;
   std::unique_ptr<IssueArbiter> arbiter_;
+  std::unique_ptr<CounterTracks> counters_;
 
   std::uint64_t next_cta_ = 0;
   std::unique_ptr<CtaProgram> pending_;  // the next CTA, built and waiting for an SM

@@ -1,4 +1,5 @@
-// Chrome trace events (the JSON that Perfetto and chrome://tracing open) for selected SMs.
+// Chrome trace events (the JSON that Perfetto and chrome://tracing open) for selected SMs: the
+// WarpGroups' spans and, when sampled, counter tracks.
 #pragma once
 
 #include <cstdint>
@@ -9,24 +10,35 @@
 
 namespace simfa::kernel {
 
+class CounterTracks;
+
+/// One span an SM reported: a WarpGroup's issue, bubble or wait, or work it has in flight
+/// ("tma_flight", "wgmma_flight"). `name` is a string literal.
+struct TimelineSpan {
+  int sm;
+  int warpgroup;
+  std::uint64_t cta;
+  const char* name;
+  Cycle begin, end;
+};
+
+/// Whether a span is work in flight on an engine (it overlaps the WarpGroup's own spans).
+bool is_flight_span(const char* name);
+
 class Timeline final : public TimelineSink {
  public:
   void span(int sm, std::uint64_t cta, int warpgroup, const char* name, Cycle begin,
             Cycle end) override;
-  /// Writes {"traceEvents": [...]}: one process per SM, one thread per (CTA, WarpGroup);
-  /// timestamps are SM cycles (1 us in the viewer = 1 cycle).
-  void write(const std::string& path, double clock_mhz) const;
+  /// Writes {"traceEvents": [...]}: one process per SM of `sms`, one thread per (CTA,
+  /// WarpGroup) with its spans, the flight spans as async events, and the counter tracks of
+  /// `counters` (may be null). Timestamps are SM cycles (1 us in the viewer = 1 cycle).
+  void write(const std::string& path, double clock_mhz, const std::vector<int>& sms,
+             const CounterTracks* counters) const;
+  const std::vector<TimelineSpan>& spans() const { return spans_; }
   std::size_t size() const { return spans_.size(); }
 
  private:
-  struct Span {
-    int sm;
-    int warpgroup;
-    std::uint64_t cta;
-    const char* name;
-    Cycle begin, end;
-  };
-  std::vector<Span> spans_;
+  std::vector<TimelineSpan> spans_;
 };
 
 }  // namespace simfa::kernel

@@ -2,6 +2,7 @@
 // (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "ttgir_instrument.h"
 #include "kernel/ablation.h"
 #include "kernel/describe.h"
+#include "kernel/gantt_chart.h"
 #include "kernel/manifest.h"
 #include "kernel/plugin_host.h"
 #include "kernel/simulation.h"
@@ -57,7 +59,7 @@ void load(LoadedManifest& out, const std::string& path, const std::vector<std::s
   out.manifest = resolve_manifest(doc, out.host);
 }
 
-std::vector<int> parse_sm_list(const std::string& text) {
+std::vector<int> parse_sm_list(const std::string& text, const char* option) {
   std::vector<int> sms;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -69,13 +71,45 @@ std::vector<int> parse_sm_list(const std::string& text) {
       if (used != item.size() || v < 0) throw std::invalid_argument(item);
       sms.push_back(v);
     } catch (const std::exception&) {
-      throw simfa::InputError(simfa::SourceLocation{"--timeline-sms", 0, 0},
+      throw simfa::InputError(simfa::SourceLocation{option, 0, 0},
                               "expected a comma-separated list of SM indices, got '" + text + "'");
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return sms;
+}
+
+void check_sms_exist(const std::vector<int>& sms, int sm_count, const char* option) {
+  for (int sm : sms)
+    if (sm >= sm_count)
+      throw simfa::InputError(
+          fmt::format("{}: SM {} is not in the run (the GPU has {} SMs, 0 to {})", option, sm,
+                      sm_count, sm_count - 1));
+}
+
+// "A..B": the cycles [A, B) of --gantt-cycles.
+std::pair<simfa::Cycle, simfa::Cycle> parse_cycle_range(const std::string& text) {
+  const auto dots = text.find("..");
+  auto number = [&](const std::string& item, simfa::Cycle& out) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) return false;
+    try {
+      out = std::stoull(item);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return true;
+  };
+  simfa::Cycle a = 0, b = 0;
+  if (dots == std::string::npos || !number(text.substr(0, dots), a) ||
+      !number(text.substr(dots + 2), b))
+    throw simfa::InputError(simfa::SourceLocation{"--gantt-cycles", 0, 0},
+                            "expected A..B, two cycle numbers, got '" + text + "'");
+  if (b <= a)
+    throw simfa::InputError(
+        simfa::SourceLocation{"--gantt-cycles", 0, 0},
+        fmt::format("'{}' is empty: the end {} must be after the start {}", text, b, a));
+  return {a, b};
 }
 
 int cmd_plugins(const std::string& describe, bool markdown) {
@@ -104,6 +138,8 @@ int cmd_validate(const std::string& path, const std::vector<std::string>& sets) 
 
 struct RunArgs {
   std::string manifest, workload, stats, timeline, timeline_sms = "0", stepping = "event";
+  std::string gantt, gantt_sms = "0", gantt_cycles;
+  simfa::Cycle timeline_window = 1000;
   std::vector<std::string> sets;
   bool quiet = false;
 };
@@ -114,13 +150,27 @@ int cmd_run(const RunArgs& a) {
   ComponentConfig workload = parse_workload_spec(a.workload, loaded.host);
   RunOptions options;
   options.stepping = a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
-  options.timeline = !a.timeline.empty();
   options.progress = isatty(STDERR_FILENO) != 0;
-  options.timeline_sms = parse_sm_list(a.timeline_sms);
-  for (int sm : options.timeline_sms)
-    if (sm >= loaded.manifest.gpu.sm_count)
-      throw simfa::InputError(fmt::format("--timeline-sms: SM {} does not exist (the GPU has {})", sm,
-                                          loaded.manifest.gpu.sm_count));
+  const int sm_count = loaded.manifest.gpu.sm_count;
+  const std::vector<int> timeline_sms = parse_sm_list(a.timeline_sms, "--timeline-sms");
+  check_sms_exist(timeline_sms, sm_count, "--timeline-sms");
+  const std::vector<int> gantt_sms = parse_sm_list(a.gantt_sms, "--gantt-sms");
+  check_sms_exist(gantt_sms, sm_count, "--gantt-sms");
+  std::pair<simfa::Cycle, simfa::Cycle> gantt_cycles{0, simfa::kNever};
+  if (!a.gantt_cycles.empty()) gantt_cycles = parse_cycle_range(a.gantt_cycles);
+  if (a.timeline_window == 0)
+    throw simfa::InputError(simfa::SourceLocation{"--timeline-window", 0, 0},
+                            "the window must be at least 1 cycle");
+  // The timeline records the spans of every SM either output draws.
+  options.timeline = !a.timeline.empty() || !a.gantt.empty();
+  options.timeline_sms.clear();
+  if (!a.timeline.empty()) options.timeline_sms = timeline_sms;
+  if (!a.gantt.empty())
+    for (int sm : gantt_sms)
+      if (std::find(options.timeline_sms.begin(), options.timeline_sms.end(), sm) ==
+          options.timeline_sms.end())
+        options.timeline_sms.push_back(sm);
+  if (!a.timeline.empty()) options.counter_window = a.timeline_window;
 
   Simulation sim(loaded.manifest, workload, loaded.host, options);
   RunResult result = sim.run();
@@ -130,7 +180,28 @@ int cmd_run(const RunArgs& a) {
     out << boost::json::serialize(sim.stats_json(result)) << "\n";
     if (!out) throw simfa::InputError("cannot write stats file '" + a.stats + "'");
   }
-  if (!a.timeline.empty()) sim.timeline().write(a.timeline, loaded.manifest.gpu.clock_mhz);
+  if (!a.timeline.empty())
+    sim.timeline().write(a.timeline, loaded.manifest.gpu.clock_mhz, timeline_sms,
+                         sim.counter_tracks());
+  if (!a.gantt.empty()) {
+    if (gantt_cycles.first >= result.cycles)
+      throw simfa::InputError(simfa::SourceLocation{"--gantt-cycles", 0, 0},
+                              fmt::format("'{}' starts at or after the end of the run (cycle {})",
+                                          a.gantt_cycles, result.cycles));
+    simfa::kernel::GanttOptions g;
+    g.sms = gantt_sms;
+    g.begin = gantt_cycles.first;
+    g.end = std::min(gantt_cycles.second, result.cycles);
+    g.clock_mhz = loaded.manifest.gpu.clock_mhz;
+    g.title = fmt::format("{} · {}", loaded.manifest.gpu.name, a.workload);
+    const GanttChart chart(sim.timeline().spans(), g);
+    for (int sm : gantt_sms)
+      if (std::none_of(chart.lanes().begin(), chart.lanes().end(),
+                       [&](const GanttChart::Lane& l) { return l.sm == sm; }))
+        std::cerr << fmt::format("warning: --gantt-sms: SM {} ran nothing in cycles {}..{}\n", sm,
+                                 g.begin, g.end);
+    chart.write(a.gantt);
+  }
   switch (result.outcome) {
     case RunOutcome::kCompleted: return kExitOk;
     case RunOutcome::kDeadlock:
@@ -226,8 +297,23 @@ int main(int argc, char** argv) {
       ->required();
   run->add_option("--set", ra.sets, "override a manifest key: KEY=VALUE (repeatable)");
   run->add_option("--stats", ra.stats, "write every statistic as JSON to FILE");
-  run->add_option("--timeline", ra.timeline, "write Chrome trace events (Perfetto) to FILE");
-  run->add_option("--timeline-sms", ra.timeline_sms, "SMs the timeline records, e.g. 0,1 (default 0)");
+  auto* timeline =
+      run->add_option("--timeline", ra.timeline,
+                      "write Chrome trace events with counter tracks (Perfetto) to FILE");
+  auto* timeline_sms = run->add_option("--timeline-sms", ra.timeline_sms,
+                                       "SMs the timeline records, e.g. 0,1 (default 0)");
+  auto* timeline_window =
+      run->add_option("--timeline-window", ra.timeline_window,
+                      "cycles per sample of the timeline's counter tracks (default 1000)");
+  timeline_sms->needs(timeline);
+  timeline_window->needs(timeline);
+  auto* gantt =
+      run->add_option("--gantt", ra.gantt, "draw the WarpGroups' Gantt chart as SVG to FILE");
+  run->add_option("--gantt-sms", ra.gantt_sms, "SMs the Gantt chart draws, e.g. 0,1 (default 0)")
+      ->needs(gantt);
+  run->add_option("--gantt-cycles", ra.gantt_cycles,
+                  "cycles the Gantt chart draws, A..B (default: the whole run)")
+      ->needs(gantt);
   run->add_option("--stepping", ra.stepping, "event (default) or reference (per-cycle loop)")
       ->check(CLI::IsMember({"event", "reference"}));
   run->add_flag("--quiet,-q", ra.quiet, "print no summary");

@@ -28,6 +28,9 @@ const char* const kBubbleDoc = "WarpGroup-cycles charged by BUBBLE instructions"
 const char* const kCtasDoc = "CTAs retired on this SM";
 const char* const kActiveDoc = "cycles with at least one resident CTA";
 const char* const kIdleDoc = "cycles with a resident CTA in which nothing issued";
+// With the engine's tma.bytes (counted at issue) it gives the TMA bytes in flight over time.
+const char* const kTmaCompletedDoc =
+    "bytes of TMA operations the engine reported complete (loads landed, stores sent)";
 
 // "issued.tma_load" for TMA_LOAD.
 std::string issued_stat(Opcode op) {
@@ -117,6 +120,7 @@ void WarpGroupSm::describe(Schema& schema) {
   schema.stat("ctas_completed", StatKind::kCounter, "CTAs", kCtasDoc);
   schema.stat("active_cycles", StatKind::kCounter, "cycles", kActiveDoc);
   schema.stat("issue_idle_cycles", StatKind::kCounter, "cycles", kIdleDoc);
+  schema.stat("tma_completed_bytes", StatKind::kCounter, "bytes", kTmaCompletedDoc);
   schema.stat("issue_utilization", StatKind::kFormula, "instructions/cycle",
               "issued_instructions / active_cycles");
 }
@@ -134,7 +138,9 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       bubble_cycles_(context.stats.counter("bubble_cycles", "cycles", kBubbleDoc)),
       ctas_completed_(context.stats.counter("ctas_completed", "CTAs", kCtasDoc)),
       active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
-      issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)) {
+      issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)),
+      tma_completed_bytes_(
+          context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)) {
   for (int p = 0; p < kPipeCount; ++p) {
     lanes_[p] = context.params.real(kPipes[p].lanes_key);
     pipe_busy_[p] = &context.stats.counter(
@@ -231,6 +237,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
     w.wait = kNotWaiting;
     w.mb_waits.assign(program->stage_count, 0);
     w.groups.reset();
+    w.wgmma_in_flight = 0;
     resident_mask_ |= std::uint64_t{1} << slot;
     runnable_mask_ |= std::uint64_t{1} << slot;
   }
@@ -339,6 +346,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
     case Opcode::kWgmma: {
       const std::uint32_t group = w.groups.join(in.gid());
       span(w, "wgmma", now, now + 1);
+      if (timeline_ && w.wgmma_in_flight++ == 0) w.wgmma_since = now;
       tensor_core_->issue(
           now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
       break;
@@ -407,7 +415,14 @@ void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
   const bool mbarrier = in.op != Opcode::kTmaStore;
   op.token = tma_token(in.stage, mbarrier, w.cta, ctas_[w.cta].serial);
   // Counted before the engine sees the op: an engine may complete it from inside issue().
-  if (mbarrier) ctas_[w.cta].stages[in.stage].pending_bytes += op.bytes;
+  if (mbarrier) {
+    Stage& s = ctas_[w.cta].stages[in.stage];
+    if (timeline_ && s.pending_bytes == 0) {
+      s.flight_since = now;
+      s.flight_warpgroup = w.index;
+    }
+    s.pending_bytes += op.bytes;
+  }
   span(w, "tma_issue", now, now + 1);
   tma_->issue(now, op);
 }
@@ -492,6 +507,7 @@ void WarpGroupSm::request(Cycle at) {
 // ---- engine completions ------------------------------------------------------------------------
 
 void WarpGroupSm::on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) {
+  tma_completed_bytes_.add(bytes);
   if (!(token & kTmaMbarrier)) return;
   const auto slot = static_cast<std::uint32_t>(token >> 16 & 0xffff);
   Cta& cta = ctas_[slot];
@@ -499,6 +515,9 @@ void WarpGroupSm::on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t 
   Stage& s = cta.stages[token & 0xff];
   s.pending_bytes -= std::min<std::uint64_t>(bytes, s.pending_bytes);
   if (s.pending_bytes != 0) return;
+  if (timeline_ && now > s.flight_since)
+    timeline_->span(sm_, cta.program->cta_id, static_cast<int>(s.flight_warpgroup), "tma_flight",
+                    s.flight_since, now);
   ++s.full_phases;
   wake_up_to(s.full_waiters, s.full_phases, now);
 }
@@ -507,6 +526,8 @@ void WarpGroupSm::on_wgmma_complete(Cycle now, std::uint64_t token) {
   const auto slot = static_cast<std::uint32_t>(token >> 48);
   WarpGroup& w = warpgroups_[slot];
   if (!(resident_mask_ >> slot & 1) || (w.age & 0xffff) != (token >> 32 & 0xffff)) return;
+  if (timeline_ && w.wgmma_in_flight > 0 && --w.wgmma_in_flight == 0)
+    span(w, "wgmma_flight", w.wgmma_since, now);
   if (!w.groups.complete(static_cast<std::uint32_t>(token))) return;
   if (w.wait != kWgmmaWait) return;
   const std::uint32_t unfinished = w.groups.unfinished_closed();
@@ -578,10 +599,18 @@ void WarpGroupSm::finish(Cycle end) {
   // to `end`, the first cycle not simulated.
   for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
     const WarpGroup& w = warpgroups_[std::countr_zero(m)];
+    if (w.wgmma_in_flight > 0) span(w, "wgmma_flight", w.wgmma_since, end);
     if (w.wait == kNotWaiting || end <= w.blocked_since) continue;
     stall_[w.wait]->add(end - w.blocked_since);
     span(w, kWaitSpan[w.wait], w.blocked_since, end);
   }
+  if (timeline_)
+    for (const Cta& cta : ctas_)
+      if (cta.program)
+        for (const Stage& s : cta.stages)
+          if (s.pending_bytes > 0 && end > s.flight_since)
+            timeline_->span(sm_, cta.program->cta_id, static_cast<int>(s.flight_warpgroup),
+                            "tma_flight", s.flight_since, end);
   if (resident_ctas_ > 0 && end > active_since_) active_cycles_.add(end - active_since_);
   const std::uint64_t active = active_cycles_.value();
   issue_idle_cycles_.set(active - std::min(active, issued_.value()));

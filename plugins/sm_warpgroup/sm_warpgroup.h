@@ -57,6 +57,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     std::uint32_t releases = 0;       ///< RELEASE_STAGEs in the current round
     WaitList full_waiters;            ///< MB_WAIT; key: full_phases needed
     WaitList empty_waiters;           ///< ACQUIRE_STAGE; key: empty_phases needed
+    // Timeline only: when the stage's bytes began to fly, and the WarpGroup that sent them.
+    Cycle flight_since = 0;
+    std::uint32_t flight_warpgroup = 0;
   };
 
   struct Barrier {
@@ -88,6 +91,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     std::uint32_t wait_pc = 0;
     std::vector<std::uint32_t> mb_waits;  ///< MB_WAITs passed, per stage
     WgmmaGroups groups;
+    // Timeline only: WGMMAs issued and not complete, and since when some have been.
+    std::uint32_t wgmma_in_flight = 0;
+    Cycle wgmma_since = 0;
   };
 
   // TmaClient / TensorCoreClient: the engines' completions.
@@ -165,6 +171,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   Counter& ctas_completed_;
   Counter& active_cycles_;
   Counter& issue_idle_cycles_;
+  Counter& tma_completed_bytes_;
 };
 
 }  // namespace simfa::sm_warpgroup

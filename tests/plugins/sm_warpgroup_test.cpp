@@ -47,9 +47,13 @@ TEST(SmWarpGroup, OneTileLoadMmaExit) {
   EXPECT_EQ(r.outcome, Outcome::kCompleted);
   EXPECT_EQ(r.cta_exit(7), 166u);
   EXPECT_EQ(r.end, 167u);  // the last CTA retirement + 1
+  // Work in flight is reported when it completes, before the wake-up it causes: the stage's
+  // bytes from the TMA_LOAD's issue to their landing, the WGMMA from its issue to its completion.
   const std::vector<Span> expected = {{0, 7, 0, "tma_issue", 0, 1},
+                                      {0, 7, 0, "tma_flight", 0, 100},
                                       {0, 7, 0, "wait:mb", 1, 100},
                                       {0, 7, 0, "wgmma", 101, 102},
+                                      {0, 7, 0, "wgmma_flight", 101, 165},
                                       {0, 7, 0, "wait:wgmma", 102, 165},
                                       {0, 7, 0, "exit", 166, 167}};
   EXPECT_EQ(r.spans, expected);

@@ -1,0 +1,156 @@
+#include "kernel/counter_tracks.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace simfa::kernel {
+
+namespace {
+
+bool all_exist(const StatsRegistryImpl& stats, const std::vector<std::string>& paths) {
+  return std::all_of(paths.begin(), paths.end(),
+                     [&](const std::string& p) { return stats.has(p); });
+}
+
+}  // namespace
+
+CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<int>& sms,
+                             int sm_count, double clock_mhz, Cycle window)
+    : stats_(stats), window_(std::max<Cycle>(window, 1)) {
+  // Bytes per SM cycle to GB/s: clock_mhz * 1e6 cycles per second, 1e9 bytes per GB.
+  const double gb_per_s = clock_mhz / 1e3;
+  auto add = [&](Track t) {
+    if (all_exist(stats_, t.a) && all_exist(stats_, t.b)) tracks_.push_back(std::move(t));
+  };
+  for (int sm : sms) {
+    const std::string p = fmt::format("sm[{}].", sm);
+    add({fmt::format("SM {} tensor core busy", sm),
+         "%",
+         sm,
+         Kind::kBusy,
+         {p + "tensor_core.busy_cycles"},
+         {},
+         100.0,
+         {},
+         {}});
+    add({fmt::format("SM {} TMA bytes in flight", sm),
+         "bytes",
+         sm,
+         Kind::kLevel,
+         {p + "tma.bytes"},
+         {p + "tma_completed_bytes"},
+         1.0,
+         {},
+         {}});
+  }
+  Track in_flight{"TMA bytes in flight (all SMs)", "bytes", -1, Kind::kLevel, {}, {}, 1.0, {}, {}};
+  for (int sm = 0; sm < sm_count; ++sm) {
+    in_flight.a.push_back(fmt::format("sm[{}].tma.bytes", sm));
+    in_flight.b.push_back(fmt::format("sm[{}].tma_completed_bytes", sm));
+  }
+  add(std::move(in_flight));
+  add({"L2 hit rate",
+       "%",
+       -1,
+       Kind::kRatio,
+       {"memory.l2.hits"},
+       {"memory.l2.misses"},
+       100.0,
+       {},
+       {}});
+  add({"L2 bandwidth",
+       "GB/s",
+       -1,
+       Kind::kRate,
+       {"memory.llc_read_bytes", "memory.llc_write_bytes"},
+       {},
+       gb_per_s,
+       {},
+       {}});
+  add({"DRAM bandwidth",
+       "GB/s",
+       -1,
+       Kind::kRate,
+       {"memory.dram_read_bytes", "memory.dram_write_bytes"},
+       {},
+       gb_per_s,
+       {},
+       {}});
+}
+
+double CounterTracks::sum(const std::vector<std::string>& paths) const {
+  double total = 0;
+  for (const std::string& p : paths) total += stats_.value(p);
+  return total;
+}
+
+void CounterTracks::record() {
+  for (Track& t : tracks_) {
+    t.a_values.push_back(sum(t.a));
+    t.b_values.push_back(sum(t.b));
+  }
+}
+
+void CounterTracks::sample_until(Cycle now) {
+  if (next_ > now) return;
+  std::size_t first = boundaries_.size();
+  record();
+  for (; next_ <= now; next_ += window_) boundaries_.push_back(next_);
+  // Every boundary passed in this call saw the same statistics.
+  for (Track& t : tracks_) {
+    t.a_values.resize(boundaries_.size(), t.a_values[first]);
+    t.b_values.resize(boundaries_.size(), t.b_values[first]);
+  }
+}
+
+void CounterTracks::finish(Cycle end) {
+  sample_until(end == 0 ? 0 : end - 1);
+  if (boundaries_.back() == end) {
+    for (Track& t : tracks_) t.a_values.pop_back(), t.b_values.pop_back();
+    boundaries_.pop_back();
+  }
+  boundaries_.push_back(end);
+  record();
+  next_ = kNever;
+}
+
+std::vector<CounterTracks::Point> CounterTracks::series(const Track& t) const {
+  std::vector<Point> out;
+  const std::size_t n = boundaries_.size();
+  if (n == 0) return out;
+  double backlog = 0;  // kBusy: busy cycles counted at issue and not yet run
+  for (std::size_t k = 0; k + 1 < n; ++k) {
+    const double length = static_cast<double>(boundaries_[k + 1] - boundaries_[k]);
+    const double da = t.a_values[k + 1] - t.a_values[k];
+    const double db = t.b_values[k + 1] - t.b_values[k];
+    double v = 0;
+    switch (t.kind) {
+      case Kind::kRate:
+        v = t.scale * da / length;
+        break;
+      case Kind::kRatio:
+        v = da + db > 0 ? t.scale * da / (da + db) : 0;
+        break;
+      case Kind::kLevel:
+        v = t.scale * (t.a_values[k] - t.b_values[k]);
+        break;
+      case Kind::kBusy: {
+        // A tensor core counts an instruction's cycles when it is issued, and one pipeline runs
+        // them in order: the cycles beyond a window's length run in the next windows. The last
+        // window takes what is left, so the windows sum to the statistic's total.
+        const double ran = k + 2 == n ? backlog + da : std::min(length, backlog + da);
+        backlog += da - ran;
+        v = t.scale * ran / length;
+        break;
+      }
+    }
+    out.push_back({boundaries_[k], v});
+  }
+  const double last =
+      t.kind == Kind::kLevel ? t.scale * (t.a_values[n - 1] - t.b_values[n - 1]) : 0;
+  out.push_back({boundaries_[n - 1], last});
+  return out;
+}
+
+}  // namespace simfa::kernel

@@ -1,0 +1,67 @@
+// Counter tracks: statistics sampled every `window` SM cycles while a run goes, so the timeline
+// shows tensor-core utilization, TMA bytes in flight, L2 hit rate and bandwidth and DRAM
+// bandwidth over time beside the WarpGroups' spans (docs/pictures.md). Sampling only reads
+// counters; it schedules no event and changes nothing the simulation does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/stats_registry.h"
+#include "simfa/types.h"
+
+namespace simfa::kernel {
+
+class CounterTracks {
+ public:
+  enum class Kind {
+    kRate,   ///< scale * (change of a) / window
+    kBusy,   ///< 100% * busy cycles of a single pipeline per window (see busy_series)
+    kRatio,  ///< (change of a) / (change of a + change of b)
+    kLevel,  ///< a - b at each window's start: an amount held, e.g. bytes in flight
+  };
+  struct Track {
+    std::string name;  ///< e.g. "SM 0 tensor core busy"
+    std::string unit;  ///< the value's unit, e.g. "%", "GB/s", "bytes"
+    int sm = -1;       ///< the SM it belongs to, or -1 for the whole GPU
+    Kind kind = Kind::kRate;
+    std::vector<std::string> a, b;  ///< statistics summed into a and b
+    double scale = 1;
+    std::vector<double> a_values, b_values;  ///< cumulative sums at each sample
+  };
+  /// One step of a track: `value` holds from `begin` to the next point's begin.
+  struct Point {
+    Cycle begin;
+    double value;
+  };
+
+  /// The tracks whose statistics exist in `stats`: per SM of `sms` and for the whole GPU.
+  CounterTracks(const StatsRegistryImpl& stats, const std::vector<int>& sms, int sm_count,
+                double clock_mhz, Cycle window);
+
+  /// The first sample boundary not yet recorded.
+  Cycle next_sample() const { return next_; }
+  /// Records every window boundary up to `now`, with the statistics as they stand before the
+  /// events of cycle `now` (none fired in between, so each boundary sees that state).
+  void sample_until(Cycle now);
+  /// Records the end of the run (after the components' finish()), closing the last window.
+  void finish(Cycle end);
+
+  Cycle window() const { return window_; }
+  const std::vector<Track>& tracks() const { return tracks_; }
+  /// The track's value per window, then a last point at the end of the run.
+  std::vector<Point> series(const Track& track) const;
+
+ private:
+  void record();
+  double sum(const std::vector<std::string>& paths) const;
+
+  const StatsRegistryImpl& stats_;
+  Cycle window_;
+  Cycle next_ = 0;
+  std::vector<Cycle> boundaries_;  ///< the cycle of each sample
+  std::vector<Track> tracks_;
+};
+
+}  // namespace simfa::kernel

@@ -1,0 +1,388 @@
+#include "kernel/gantt_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "simfa/error.h"
+
+namespace simfa::kernel {
+
+namespace {
+
+struct Kind {
+  const char* name;
+  const char* color;
+  const char* label;
+};
+// Every span name sm.warpgroup emits (docs/pictures.md), in legend order.
+constexpr Kind kKinds[] = {
+    {"tma_issue", "#1f77b4", "TMA issue"},
+    {"tma_flight", "#9ecae1", "TMA in flight (until the stage's bytes landed)"},
+    {"wgmma", "#d62728", "WGMMA issue"},
+    {"wgmma_flight", "#fc9272", "WGMMA in flight (issued, not complete)"},
+    {"bubble", "#2ca02c", "bubble (softmax, non-MMA work)"},
+    {"wait:mb", "#bdbdbd", "wait: stage data (MB_WAIT)"},
+    {"wait:stage", "#e7ba52", "wait: stage release (ACQUIRE_STAGE)"},
+    {"wait:wgmma", "#f7b6d2", "wait: WGMMA groups (WGMMA_WAIT)"},
+    {"wait:barrier", "#9467bd", "wait: named barrier (BAR_WAIT, ping-pong)"},
+    {"wait:tensor_core", "#c49c94", "wait: tensor core buffer full"},
+    {"exit", "#000000", "exit"},
+};
+
+const Kind& kind_of(const char* name) {
+  static const Kind other{"other", "#7f7f7f", "other"};
+  for (const Kind& k : kKinds)
+    if (std::strcmp(k.name, name) == 0) return k;
+  return other;
+}
+
+// Instants (one issue cycle) merge among themselves and are drawn over the waits and bubbles,
+// so that a TMA or WGMMA issue stays visible however far out the chart is.
+bool is_instant(const char* name) {
+  return std::strcmp(name, "tma_issue") == 0 || std::strcmp(name, "wgmma") == 0 ||
+         std::strcmp(name, "exit") == 0;
+}
+
+GanttChart::Row row_of(const char* name) {
+  if (std::strcmp(name, "tma_flight") == 0) return GanttChart::kTmaFlight;
+  if (std::strcmp(name, "wgmma_flight") == 0) return GanttChart::kWgmmaFlight;
+  return GanttChart::kThread;
+}
+
+// Layout, in pixels.
+constexpr double kLeft = 200;  // lane labels
+constexpr double kRight = 30;
+constexpr double kTop = 64;  // title and axis labels
+constexpr double kLaneHeight = 26;
+constexpr double kSmGap = 12;
+// Rows inside a lane: y offset and height.
+constexpr double kRowY[] = {2, 15, 20};
+constexpr double kRowH[] = {12, 4.5, 4.5};
+constexpr double kMinBarWidth = 0.6;  // a bar stays visible however short
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A round step (1, 2 or 5 times a power of ten) that gives about `ticks` ticks over `range`.
+Cycle tick_step(Cycle range, int ticks) {
+  const double raw = static_cast<double>(range) / ticks;
+  double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1.0))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return static_cast<Cycle>(std::max(1.0, m * p));
+  return static_cast<Cycle>(10 * p);
+}
+
+std::string us_label(double us, double step_us) {
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step_us))) + 1, 0, 6);
+  return fmt::format("{:.{}f} µs", us, decimals);
+}
+
+}  // namespace
+
+GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions options)
+    : options_(std::move(options)) {
+  if (options_.end <= options_.begin) throw Error("internal: an empty Gantt cycle range");
+  const Cycle b = options_.begin, e = options_.end;
+  // The spans drawn, clipped to the range, per SM.
+  std::map<int, std::vector<TimelineSpan>> per_sm;
+  std::map<std::pair<int, std::uint64_t>, std::pair<Cycle, Cycle>> lifetime;  // unclipped
+  for (const TimelineSpan& s : spans) {
+    if (std::find(options_.sms.begin(), options_.sms.end(), s.sm) == options_.sms.end()) continue;
+    auto [it, fresh] = lifetime.try_emplace({s.sm, s.cta}, s.begin, s.end);
+    it->second.first = std::min(it->second.first, s.begin);
+    it->second.second = std::max(it->second.second, s.end);
+    if (s.end <= b || s.begin >= e) continue;
+    TimelineSpan c = s;
+    c.begin = std::max(c.begin, b);
+    c.end = std::min(c.end, e);
+    per_sm[s.sm].push_back(c);
+  }
+
+  const double cycles_per_px = static_cast<double>(e - b) / options_.plot_width;
+  for (int sm : options_.sms) {
+    auto it = per_sm.find(sm);
+    if (it == per_sm.end()) continue;
+    std::vector<TimelineSpan>& list = it->second;
+    // Each CTA's extent and WarpGroups; CTAs that overlap in time take different slots.
+    struct Cta {
+      Cycle begin = kNever, end = 0;
+      int warpgroups = 0;
+      int slot = 0;
+    };
+    std::map<std::uint64_t, Cta> ctas;
+    for (const TimelineSpan& s : list) {
+      Cta& c = ctas[s.cta];
+      c.begin = std::min(c.begin, s.begin);
+      c.end = std::max(c.end, s.end);
+      c.warpgroups = std::max(c.warpgroups, s.warpgroup + 1);
+    }
+    std::vector<std::pair<Cycle, std::uint64_t>> order;
+    for (const auto& [id, c] : ctas) order.emplace_back(c.begin, id);
+    std::sort(order.begin(), order.end());
+    std::vector<Cycle> slot_free;  // per slot: the end of its last CTA
+    std::vector<int> slot_warpgroups;
+    for (const auto& [start, id] : order) {
+      Cta& c = ctas[id];
+      std::size_t slot = 0;
+      while (slot < slot_free.size() && slot_free[slot] > start) ++slot;
+      if (slot == slot_free.size()) {
+        slot_free.push_back(0);
+        slot_warpgroups.push_back(0);
+      }
+      slot_free[slot] = c.end;
+      slot_warpgroups[slot] = std::max(slot_warpgroups[slot], c.warpgroups);
+      c.slot = static_cast<int>(slot);
+      const auto& [first, last] = lifetime.at({sm, id});
+      ctas_.push_back({sm, c.slot, id, c.begin, c.end, first >= b, last <= e});
+    }
+    // Lanes: per slot, per WarpGroup index; the role from what the lane's spans issue.
+    std::map<std::pair<int, int>, std::size_t> lane_of;
+    for (std::size_t slot = 0; slot < slot_warpgroups.size(); ++slot)
+      for (int wg = 0; wg < slot_warpgroups[slot]; ++wg) {
+        lane_of[{static_cast<int>(slot), wg}] = lanes_.size();
+        lanes_.push_back({sm, static_cast<int>(slot), wg, ""});
+      }
+    std::map<std::size_t, std::pair<bool, bool>> issues;  // lane: TMA, WGMMA
+    for (const TimelineSpan& s : list) {
+      const std::size_t lane = lane_of.at({ctas[s.cta].slot, s.warpgroup});
+      issues[lane].first |= std::strcmp(s.name, "tma_issue") == 0;
+      issues[lane].second |= std::strcmp(s.name, "wgmma") == 0;
+    }
+    // A WarpGroup that issues TMA and no WGMMA produces; one that issues WGMMA consumes when it
+    // issues no TMA (an epilogue's TMA_STORE aside: when its slot has a producer).
+    std::set<int> has_producer;
+    for (const auto& [lane, io] : issues)
+      if (io.first && !io.second) {
+        lanes_[lane].role = "producer";
+        has_producer.insert(lanes_[lane].slot);
+      }
+    for (const auto& [lane, io] : issues)
+      if (io.second && (!io.first || has_producer.count(lanes_[lane].slot)))
+        lanes_[lane].role = "consumer";
+
+    // Bars: per lane and row (the instants of the thread row apart), in time order; spans of one
+    // kind closer than a pixel merge, and a span under a pixel wide that ends within the pixel
+    // after the previous bar is folded into it.
+    std::map<std::tuple<std::size_t, Row, bool>, std::vector<const TimelineSpan*>> rows;
+    for (const TimelineSpan& s : list)
+      rows[{lane_of.at({ctas[s.cta].slot, s.warpgroup}), row_of(s.name), is_instant(s.name)}]
+          .push_back(&s);
+    for (auto& [key, row] : rows) {
+      std::stable_sort(row.begin(), row.end(), [](const TimelineSpan* l, const TimelineSpan* r) {
+        return l->begin < r->begin;
+      });
+      bool open = false;
+      Bar bar{};
+      for (const TimelineSpan* s : row) {
+        const double width = static_cast<double>(s->end - s->begin) / cycles_per_px;
+        if (open) {
+          const double gap =
+              (static_cast<double>(s->begin) - static_cast<double>(bar.end)) / cycles_per_px;
+          const bool same = std::strcmp(bar.name, s->name) == 0;
+          if (same && gap < 1.0 && width < 2.0) {
+            bar.end = std::max(bar.end, s->end);
+            ++bar.spans;
+            continue;
+          }
+          if (width < 1.0 &&
+              (static_cast<double>(s->end) - static_cast<double>(bar.end)) / cycles_per_px < 1.0) {
+            ++bar.folded;  // too small to see beside the bar: counted in it
+            continue;
+          }
+          if (same && gap < 0) {  // overlapping flights of one kind: their union
+            bar.end = std::max(bar.end, s->end);
+            ++bar.spans;
+            continue;
+          }
+          bars_.push_back(bar);
+        }
+        bar = Bar{std::get<0>(key), std::get<1>(key), s->name, s->begin, s->end, 1, 0};
+        open = true;
+      }
+      if (open) bars_.push_back(bar);
+    }
+  }
+}
+
+double GanttChart::x(Cycle c) const {
+  return kLeft + static_cast<double>(c - options_.begin) * options_.plot_width /
+                     static_cast<double>(options_.end - options_.begin);
+}
+
+std::string GanttChart::svg() const {
+  // Lane y positions: SMs apart by a gap.
+  std::vector<double> lane_y(lanes_.size());
+  double y = kTop;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    if (i > 0 && lanes_[i].sm != lanes_[i - 1].sm) y += kSmGap;
+    lane_y[i] = y;
+    y += kLaneHeight;
+  }
+  const double lanes_bottom = y;
+  std::set<std::string> present;
+  for (const Bar& b : bars_) present.insert(kind_of(b.name).name);
+  const double legend_top = lanes_bottom + 34;
+  constexpr int kLegendColumns = 3;
+  const double legend_rows = std::ceil(static_cast<double>(present.size()) / kLegendColumns);
+  const double width = kLeft + options_.plot_width + kRight;
+  const double height = legend_top + 18 * legend_rows + 30;
+  const double us_per_cycle = 1.0 / options_.clock_mhz;
+
+  std::string s;
+  s.reserve(256 * bars_.size() + 8192);
+  s += fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+      "font-size=\"11\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
+      width, height);
+  s += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
+                   kLeft, escape(options_.title));
+  s += fmt::format(
+      "<text x=\"{}\" y=\"34\" fill=\"#555555\">cycles {}..{} of the SM clock ({:.3f}..{:.3f} µs "
+      "at "
+      "{} MHz)</text>\n",
+      kLeft, options_.begin, options_.end, static_cast<double>(options_.begin) * us_per_cycle,
+      static_cast<double>(options_.end) * us_per_cycle, options_.clock_mhz);
+
+  // Lane backgrounds and labels.
+  s += "<g class=\"lanes\">\n";
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    const Lane& l = lanes_[i];
+    s += fmt::format(
+        "<rect class=\"lane\" data-sm=\"{}\" data-slot=\"{}\" data-warpgroup=\"{}\" x=\"{}\" "
+        "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
+        l.sm, l.slot, l.warpgroup, kLeft, lane_y[i], options_.plot_width, kLaneHeight - 1,
+        i % 2 ? "#f4f4f4" : "#fafafa");
+    std::string label = fmt::format("SM {}", l.sm);
+    if (l.slot > 0 || (i + 1 < lanes_.size() && lanes_[i + 1].sm == l.sm && lanes_[i + 1].slot > 0))
+      label += fmt::format(" slot {}", l.slot);
+    label += fmt::format(" WG {}", l.warpgroup);
+    if (!l.role.empty()) label += " " + l.role;
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 8,
+                     lane_y[i] + 15, label);
+  }
+  s += "</g>\n";
+
+  // The cycle axis (top) with microseconds, and grid lines.
+  const Cycle range = options_.end - options_.begin;
+  const Cycle step = tick_step(range, 10);
+  s += "<g class=\"axis\" fill=\"#333333\">\n";
+  for (Cycle c = (options_.begin + step - 1) / step * step; c <= options_.end; c += step) {
+    const double cx = x(c);
+    s += fmt::format(
+        "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#dddddd\"/>\n"
+        "<text x=\"{0:.2f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n"
+        "<text x=\"{0:.2f}\" y=\"{5}\" text-anchor=\"middle\" fill=\"#777777\">{6}</text>\n",
+        cx, kTop - 4, lanes_bottom, kTop - 18, c, kTop - 6,
+        us_label(static_cast<double>(c) * us_per_cycle, static_cast<double>(step) * us_per_cycle));
+  }
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#333333\">cycle</text>\n"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777777\">time</text>\n",
+      kLeft - 28, kTop - 18, kLeft - 28, kTop - 6);
+  s += "</g>\n";
+
+  // Bars.
+  s += "<g class=\"bars\">\n";
+  for (const Bar& b : bars_) {
+    const Kind& k = kind_of(b.name);
+    const double x0 = x(b.begin);
+    const double w = std::max(x(b.end) - x0, kMinBarWidth);
+    s += fmt::format(
+        "<rect class=\"bar\" data-kind=\"{}\" data-spans=\"{}\" data-folded=\"{}\" "
+        "data-lane=\"{}\" "
+        "data-begin=\"{}\" data-end=\"{}\" x=\"{:.2f}\" y=\"{}\" "
+        "width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}{}: cycles {}..{} ({:.3f}..{:.3f} "
+        "µs)</title></rect>\n",
+        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w,
+        kRowH[b.row], k.color, b.name, b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(),
+        b.begin, b.end, static_cast<double>(b.begin) * us_per_cycle,
+        static_cast<double>(b.end) * us_per_cycle);
+  }
+  s += "</g>\n";
+
+  // CTA boundaries: a line where each CTA starts and ends across its slot's lanes.
+  s += "<g class=\"ctas\">\n";
+  for (const CtaExtent& c : ctas_) {
+    double top = -1, bottom = 0;
+    for (std::size_t i = 0; i < lanes_.size(); ++i)
+      if (lanes_[i].sm == c.sm && lanes_[i].slot == c.slot) {
+        if (top < 0) top = lane_y[i];
+        bottom = lane_y[i] + kLaneHeight - 1;
+      }
+    s += fmt::format("<g class=\"cta\" data-cta=\"{}\" data-sm=\"{}\">", c.cta, c.sm);
+    for (const auto& [at, real] : {std::pair{c.begin, c.starts}, std::pair{c.end, c.ends}})
+      if (real)
+        s += fmt::format(
+            "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#333333\" "
+            "stroke-width=\"1\" stroke-dasharray=\"3,2\"/>",
+            x(at), top, bottom);
+    if (x(c.end) - x(c.begin) > 48)
+      s += fmt::format("<text x=\"{:.2f}\" y=\"{}\" font-size=\"9\" fill=\"#333333\">CTA {}</text>",
+                       x(c.begin) + 3, top + 10, c.cta);
+    s += "</g>\n";
+  }
+  s += "</g>\n";
+
+  // Legend.
+  s += "<g class=\"legend\">\n";
+  int n = 0;
+  for (const Kind& k : kKinds) {
+    if (!present.count(k.name)) continue;
+    const double lx = kLeft + (n % kLegendColumns) * (options_.plot_width / kLegendColumns);
+    const double ly = legend_top + 18 * (n / kLegendColumns);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\">{}</text>\n",
+        lx, ly, k.color, lx + 20, ly + 9, escape(k.label));
+    ++n;
+  }
+  if (present.count("other"))
+    s += fmt::format("<text x=\"{}\" y=\"{}\">gray: other spans</text>\n", kLeft,
+                     legend_top + 18 * legend_rows);
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" fill=\"#777777\">Each lane: the WarpGroup's instructions and waits "
+      "(top), its TMA loads in flight, its WGMMAs in flight. Dashed lines: CTA start and end. "
+      "Spans under a pixel are merged; hover a bar for its cycles.</text>\n",
+      kLeft, legend_top + 18 * legend_rows + 12);
+  s += "</g>\n</svg>\n";
+  return s;
+}
+
+void GanttChart::write(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) throw InputError("cannot write Gantt chart '" + path + "'");
+  out << svg();
+  if (!out) throw InputError("cannot write Gantt chart '" + path + "'");
+}
+
+}  // namespace simfa::kernel

@@ -1,0 +1,70 @@
+// The Gantt chart of `simfa run --gantt out.svg` (docs/pictures.md): the timeline's spans drawn
+// as an SVG, one lane per WarpGroup of the chosen SMs, like the paper's Fig. 9. Each lane has
+// three rows: what the WarpGroup does (issues, bubbles, waits by kind), its TMA loads in flight
+// and its WGMMAs in flight. Spans narrower than a pixel are merged so that a whole FA3 tile loop
+// stays readable and the file stays small.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/timeline.h"
+
+namespace simfa::kernel {
+
+struct GanttOptions {
+  std::vector<int> sms{0};   ///< SMs drawn, in this order
+  Cycle begin = 0, end = 0;  ///< the cycles drawn: [begin, end); end > begin
+  double clock_mhz = 1;      ///< SM clock, for the axis in microseconds
+  std::string title;
+  double plot_width = 1600;  ///< pixels for the cycle range
+};
+
+class GanttChart {
+ public:
+  /// The row of a lane a span is drawn in.
+  enum Row : std::uint8_t { kThread, kTmaFlight, kWgmmaFlight };
+  struct Lane {
+    int sm;
+    int slot;  ///< CTAs resident at the same time on one SM take different slots
+    int warpgroup;
+    std::string role;  ///< "producer" (TMA, no WGMMA), "consumer" (WGMMA) or "" (both, alone)
+  };
+  /// One drawn bar: `spans` spans of kind `name` merged, from `begin` to `end`, and `folded`
+  /// spans of other kinds too short to draw beside it.
+  struct Bar {
+    std::size_t lane;
+    Row row;
+    const char* name;
+    Cycle begin, end;
+    std::uint32_t spans;
+    std::uint32_t folded = 0;
+  };
+  /// A CTA's first and last cycle on its SM, within the range; `starts` / `ends`: its real
+  /// start / end lies in the range (a dashed line is drawn there).
+  struct CtaExtent {
+    int sm, slot;
+    std::uint64_t cta;
+    Cycle begin, end;
+    bool starts, ends;
+  };
+
+  GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions options);
+
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  const std::vector<Bar>& bars() const { return bars_; }
+  const std::vector<CtaExtent>& ctas() const { return ctas_; }
+  std::string svg() const;
+  void write(const std::string& path) const;
+
+ private:
+  double x(Cycle c) const;
+
+  GanttOptions options_;
+  std::vector<Lane> lanes_;
+  std::vector<Bar> bars_;
+  std::vector<CtaExtent> ctas_;
+};
+
+}  // namespace simfa::kernel

@@ -1,0 +1,136 @@
+// The Gantt chart's layout from hand-made spans: lanes per SM, CTA slot and WarpGroup, the
+// roles, clipping to the cycle range, and the merging of spans narrower than a pixel (the
+// pixel arithmetic is written beside each case; the plot is 1600 pixels wide).
+#include "kernel/gantt_chart.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace simfa::kernel {
+namespace {
+
+GanttOptions range(Cycle begin, Cycle end, std::vector<int> sms = {0}) {
+  GanttOptions o;
+  o.sms = std::move(sms);
+  o.begin = begin;
+  o.end = end;
+  o.clock_mhz = 1000;
+  o.title = "test <&>";
+  return o;
+}
+
+std::map<std::string, int> bars_by_kind(const GanttChart& chart) {
+  std::map<std::string, int> n;
+  for (const GanttChart::Bar& b : chart.bars()) ++n[b.name];
+  return n;
+}
+
+TEST(GanttChart, LanesPerSlotAndWarpGroupWithRoles) {
+  // SM 0: CTA 0 (a producer WG 0 and consumers WG 1, 2) over [0, 100); CTA 1 (WG 0, 1) over
+  // [50, 150) overlaps it, so it takes slot 1; CTA 2 over [120, 200) fits slot 0 again (free
+  // from 100). SM 1 is not drawn, SM 2 ran nothing.
+  const std::vector<TimelineSpan> spans = {
+      {0, 0, 0, "tma_issue", 0, 1}, {0, 1, 0, "wgmma", 10, 11},  {0, 2, 0, "wgmma", 20, 21},
+      {0, 2, 0, "exit", 99, 100},   {0, 0, 1, "bubble", 50, 80}, {0, 1, 1, "tma_issue", 60, 61},
+      {0, 1, 1, "wgmma", 70, 71},   {0, 0, 1, "exit", 149, 150}, {0, 0, 2, "wait:mb", 120, 200},
+      {1, 0, 9, "wgmma", 0, 50},
+  };
+  const GanttChart chart(spans, range(0, 200, {0, 2}));
+  ASSERT_EQ(chart.lanes().size(), 5u);
+  const std::vector<std::tuple<int, int, std::string>> expected = {
+      {0, 0, "producer"}, {0, 1, "consumer"}, {0, 2, "consumer"}, {1, 0, ""}, {1, 1, ""}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(chart.lanes()[i].sm, 0);
+    EXPECT_EQ(chart.lanes()[i].slot, std::get<0>(expected[i])) << i;
+    EXPECT_EQ(chart.lanes()[i].warpgroup, std::get<1>(expected[i])) << i;
+    EXPECT_EQ(chart.lanes()[i].role, std::get<2>(expected[i])) << i;
+  }
+  ASSERT_EQ(chart.ctas().size(), 3u);
+  EXPECT_EQ(chart.ctas()[2].cta, 2u);
+  EXPECT_EQ(chart.ctas()[2].slot, 0);
+  EXPECT_EQ(chart.bars().size(), 9u);  // 8 pixels per cycle: nothing merges
+  // The title is escaped for XML.
+  EXPECT_NE(chart.svg().find("test &lt;&amp;&gt;"), std::string::npos);
+}
+
+TEST(GanttChart, ClipsToTheCycleRange) {
+  const std::vector<TimelineSpan> spans = {{0, 0, 0, "wait:mb", 0, 100},
+                                           {0, 0, 0, "wgmma", 100, 101},
+                                           {0, 0, 0, "wgmma_flight", 100, 400},
+                                           {0, 0, 0, "exit", 400, 401}};
+  const GanttChart chart(spans, range(50, 200));
+  ASSERT_EQ(chart.bars().size(), 3u);  // exit lies outside
+  EXPECT_EQ(chart.bars()[0].begin, 50u);
+  const GanttChart::Bar& flight = chart.bars()[2];
+  EXPECT_EQ(flight.row, GanttChart::kWgmmaFlight);
+  EXPECT_EQ(flight.begin, 100u);
+  EXPECT_EQ(flight.end, 200u);
+  // The CTA runs 0..401: neither its start nor its end is in the range, so no line is drawn.
+  ASSERT_EQ(chart.ctas().size(), 1u);
+  EXPECT_FALSE(chart.ctas()[0].starts);
+  EXPECT_FALSE(chart.ctas()[0].ends);
+  EXPECT_EQ(chart.svg().find("stroke-dasharray"), std::string::npos);
+  EXPECT_TRUE(GanttChart(spans, range(0, 500)).ctas()[0].ends);
+}
+
+TEST(GanttChart, MergesWhatWouldBeSubPixel) {
+  // 400 one-cycle WGMMA issues back to back, then a bubble, in cycles [0, 1000).
+  std::vector<TimelineSpan> spans;
+  for (Cycle c = 0; c < 400; ++c) spans.push_back({0, 0, 0, "wgmma", c, c + 1});
+  spans.push_back({0, 0, 0, "bubble", 400, 1000});
+  // [0, 400): 4 pixels a cycle, each issue is its own bar.
+  EXPECT_EQ(bars_by_kind(GanttChart(spans, range(0, 400)))["wgmma"], 400);
+  // [0, 16000): 0.1 pixel a cycle: one bar holds all 400 issues.
+  const GanttChart far(spans, range(0, 16000));
+  ASSERT_EQ(far.bars().size(), 2u);
+  EXPECT_EQ(far.bars()[0].spans + far.bars()[1].spans, 401u);
+  for (const GanttChart::Bar& b : far.bars()) {
+    if (std::string(b.name) == "wgmma") {
+      EXPECT_EQ(b.end, 400u);
+    }
+  }
+
+  // A wait, a bubble one cycle long, a wait: at 0.1 pixel a cycle the bubble is folded into the
+  // first wait's bar (counted in it, not drawn); the second wait starts its own bar.
+  const std::vector<TimelineSpan> waits = {{0, 0, 0, "wait:mb", 0, 1000},
+                                           {0, 0, 0, "bubble", 1000, 1001},
+                                           {0, 0, 0, "wait:mb", 1001, 2000}};
+  const GanttChart folded(waits, range(0, 16000));
+  ASSERT_EQ(folded.bars().size(), 2u);
+  EXPECT_EQ(folded.bars()[0].spans, 1u);
+  EXPECT_EQ(folded.bars()[0].folded, 1u);
+  EXPECT_EQ(bars_by_kind(folded)["bubble"], 0);
+  // Over [990, 1010), 80 pixels a cycle, all three are drawn.
+  EXPECT_EQ(GanttChart(waits, range(990, 1010)).bars().size(), 3u);
+}
+
+TEST(GanttChart, MergingLosesNoSpan) {
+  // Random spans on three WarpGroups: whatever the zoom, the bars hold every span in range, as
+  // merged into a bar of its kind or folded into a neighbour.
+  std::mt19937_64 rng(7);
+  const char* names[] = {"tma_issue",    "wgmma",      "bubble",      "wait:mb",
+                         "wait:barrier", "tma_flight", "wgmma_flight"};
+  std::vector<TimelineSpan> spans;
+  for (int i = 0; i < 5000; ++i) {
+    const Cycle begin = rng() % 100000;
+    const char* name = names[rng() % 7];
+    spans.push_back({0, static_cast<int>(rng() % 3), 0, name, begin, begin + 1 + rng() % 300});
+  }
+  for (Cycle end : {1000u, 20000u, 100300u}) {
+    std::size_t in_range = 0;
+    for (const TimelineSpan& s : spans) in_range += s.begin < end;
+    std::size_t drawn = 0;
+    const GanttChart chart(spans, range(0, end));
+    for (const GanttChart::Bar& b : chart.bars()) drawn += b.spans + b.folded;
+    EXPECT_EQ(drawn, in_range) << end;
+    // Per lane and row at most a bar per pixel, plus the bars wider than one.
+    EXPECT_LT(chart.bars().size(), 3u * 3u * 1700u) << end;
+  }
+}
+
+}  // namespace
+}  // namespace simfa::kernel
