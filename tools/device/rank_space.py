@@ -6,6 +6,7 @@ GROUP_M=1, the row-major raster. The space: BLOCK_M, BLOCK_N in {64,128,256}, BL
 {32,64,128}, num_stages 2..5, num_warps 4/8 (216 points).
 
   python3 rank_space.py run OUT [--shapes all|quick] [--configs all|quick] [--budget S]
+  python3 rank_space.py queued OUT [--reps N] [--budget S]      the small shapes again (below)
   python3 rank_space.py worker IDX NWORKERS CONFIGS JSONL     (internal: compile a slice)
 
 Method:
@@ -22,6 +23,12 @@ Method:
     256 MB buffer before every timed call (cold L2); also the min and the 20th/80th percentile.
     NVML SM clock and power are sampled every 10 ms during each do_bench.
   * a repeat pass at the end re-times each shape's 5 fastest configs (the noise of the ranking).
+  * `queued`: do_bench times a kernel of a few microseconds with the GPU often idle, waiting for
+    the host's launch, so its events then time the launch too (512^3 and 1024^3 came out
+    bimodal: 7 us and 20-25 us modes). This mode re-times QUEUED_SHAPES with the loop of
+    gemm_suite.py's time_cold: torch.cuda._sleep (~50 us of queued GPU work, so the GPU runs
+    ahead of the host), a 256 MiB buffer zeroed (cold L2), event, ONE launch, event; --reps
+    reps per config (median, min, p20, p80), written to rank_space_queued.csv.
   * the script keeps its own budget (--budget, seconds of wall time) and writes each row as it
     is measured. It never changes a GPU setting; it only reads clocks.
 """
@@ -73,6 +80,7 @@ SHAPES = [
     ("throttled", (8192, 8192, 8192)),
     ("llm", (8192, 1024, 8192)),
 ]
+QUEUED_SHAPES = [("small", (512, 512, 512)), ("small", (1024, 1024, 1024))]
 QUICK_SHAPES = [("small", (512, 512, 512)), ("large", (4096, 4096, 4096))]
 QUICK_CFGS = ["bm128_bn128_bk64_s3_w4", "bm128_bn256_bk64_s3_w8", "bm64_bn128_bk64_s4_w4",
               "bm64_bn64_bk32_s2_w8", "bm128_bn128_bk128_s4_w8", "bm256_bn256_bk64_s2_w4",
@@ -164,7 +172,7 @@ class Sampler:
                     nvml_samples=len(sm))
 
 
-def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms):
+def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms, queued_reps=0):
     t_begin = time.time()
     os.makedirs(out, exist_ok=True)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -235,9 +243,28 @@ def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms):
                 date_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     with open(os.path.join(out, "rank_meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
+    flush = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+
+    def time_queued(fn, reps):
+        for _ in range(3):
+            fn()
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+        for s_, e_ in ev:
+            torch.cuda._sleep(100_000)
+            flush.zero_()
+            s_.record()
+            fn()
+            e_.record()
+        torch.cuda.synchronize()
+        us = sorted(s_.elapsed_time(e_) for s_, e_ in ev)
+        pick = lambda f: us[min(len(us) - 1, int(f * len(us)))]  # noqa: E731
+        return [statistics.median(us), us[0], pick(0.2), pick(0.8)]
+
     cfgs = {name(c): c for c in space()}
     valid = [cfgs[r["config"]] for r in ok]
-    fh = open(os.path.join(out, "rank_space.csv"), "w", newline="")
+    fh = open(os.path.join(out, "rank_space_queued.csv" if queued_reps else "rank_space.csv"), "w",
+              newline="")
     w = csv.DictWriter(fh, fieldnames=COLS)
     w.writeheader()
     best = {}
@@ -252,8 +279,11 @@ def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms):
         err = float("inf") if torch.isnan(out_).any() else (
             (out_ - ref).norm() / ref.norm()).item()
         with Sampler(nvml) as smp:
-            q = triton.testing.do_bench(launch, warmup=warmup_ms, rep=rep_ms,
-                                        quantiles=[0.5, 0.0, 0.2, 0.8])
+            if queued_reps:
+                q = time_queued(launch, queued_reps)
+            else:
+                q = triton.testing.do_bench(launch, warmup=warmup_ms, rep=rep_ms,
+                                            quantiles=[0.5, 0.0, 0.2, 0.8])
         row = dict(category=cat, M=M, N=N, K=K, config=name(c), block_m=c["BLOCK_M"],
                    block_n=c["BLOCK_N"], block_k=c["BLOCK_K"], stages=c["num_stages"],
                    warps=c["num_warps"], grid=tk.gemm_grid(M, N, c)[0],
@@ -320,11 +350,15 @@ def main():
         sel = None if sys.argv[4] == "all" else set(sys.argv[4].split(","))
         worker(int(sys.argv[2]), int(sys.argv[3]), sel, sys.argv[5])
         return
-    if sys.argv[1] != "run":
+    if sys.argv[1] not in ("run", "queued"):
         sys.exit(__doc__)
     out = sys.argv[2]
     args = sys.argv[3:]
     opt = dict(zip(args[::2], args[1::2]))
+    if sys.argv[1] == "queued":
+        run(out, QUEUED_SHAPES, None, float(opt.get("--budget", "120")), 0, 0,
+            int(opt.get("--reps", "60")))
+        return
     shapes = QUICK_SHAPES if opt.get("--shapes") == "quick" else SHAPES
     cfgs = QUICK_CFGS if opt.get("--configs") == "quick" else None
     run(out, shapes, cfgs, float(opt.get("--budget", "300")), float(opt.get("--warmup", "10")),
