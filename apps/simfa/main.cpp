@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "apps/analyze_command.h"
+#include "apps/rank_command.h"
 #include "ttgir_instrument.h"
 #include "kernel/ablation.h"
 #include "kernel/describe.h"
@@ -240,6 +241,59 @@ int cmd_analyze(const AnalyzeArgs& a) {
   return simfa::apps::run_analyze_command(request);
 }
 
+struct RankArgs {
+  // features by default: on the measured H200 spaces the simulator orders the short list worse
+  // than the features do (docs/ranking.md §4: hybrid 9.0% mean regret, features 2.0%).
+  std::string manifest, workload, csv, ranker = "features";
+  std::vector<std::string> sets;
+  int top = 10;
+  int shortlist = 8;
+};
+
+int cmd_rank(const RankArgs& a) {
+  LoadedManifest loaded;
+  load(loaded, a.manifest, a.sets);
+  const Manifest& m = loaded.manifest;
+  simfa::apps::RankRequest request;
+  request.gpu.sm_count = m.gpu.sm_count;
+  request.gpu.clock_mhz = m.gpu.clock_mhz;
+  request.gpu.l2_bytes = static_cast<double>(m.l2_bytes);
+  request.gpu.l2_partitions = m.l2_partitions;
+  request.gpu.dram_bandwidth = m.dram_bandwidth;
+  request.gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  request.gpu.smem_per_sm_bytes = m.gpu.smem_per_sm_bytes;
+  request.gpu.regs_per_sm = m.gpu.regs_per_sm;
+  request.gpu.max_ctas_per_sm = m.gpu.max_ctas_per_sm;
+  request.gpu.max_warpgroups_per_sm = m.gpu.max_warpgroups_per_sm;
+  request.gpu_name = m.gpu.name;
+  request.workload_spec = a.workload;
+  request.options.ranker = a.ranker == "features"   ? simfa::ranking::Ranker::kFeatures
+                           : a.ranker == "simulate" ? simfa::ranking::Ranker::kSimulate
+                                                    : simfa::ranking::Ranker::kHybrid;
+  request.options.shortlist = a.shortlist;
+  request.top = a.top;
+  request.csv_path = a.csv;
+  // One simulation per config: the gemm: generator with Triton's tile, stages and warps and the
+  // row-major raster of the measured kernel. Configs the generator rejects are not simulated.
+  auto simulate = [&](const simfa::ranking::GemmProblem& p, const simfa::ranking::TritonGemmConfig& c) {
+    const std::string spec = fmt::format("gemm:m={},n={},k={},block_m={},block_n={},block_k={},stages={},warps={}",
+                                         p.m, p.n, p.k, c.block_m, c.block_n, c.block_k, c.stages, c.warps);
+    try {
+      ComponentConfig workload = parse_workload_spec(spec, loaded.host);
+      RunOptions options;
+      options.progress = false;
+      Simulation sim(m, workload, loaded.host, options);
+      const RunResult result = sim.run();
+      if (result.outcome != RunOutcome::kCompleted) return -1.0;
+      return static_cast<double>(result.cycles) / m.gpu.clock_mhz;
+    } catch (const simfa::InputError& e) {
+      std::cerr << "rank: not simulated: " << c.name() << ": " << e.what() << "\n";
+      return -1.0;
+    }
+  };
+  return simfa::apps::run_rank_command(request, simulate);
+}
+
 int cmd_ablate(const std::string& base, const std::string& workload, const std::vector<std::string>& only) {
   std::vector<std::string> manifests{base};
   for (auto& a : find_ablations(base, only)) manifests.push_back(std::move(a));
@@ -329,6 +383,18 @@ int main(int argc, char** argv) {
   analyze->add_flag("--json", aa.json, "machine-readable output");
   analyze->add_option("--csv", aa.csv, "write the sweep's points to FILE");
 
+  auto* rank = app.add_subcommand("rank", "order Triton TMA GEMM configs for a problem without running them");
+  RankArgs rka;
+  rank->add_option("manifest", rka.manifest, "manifest TOML file ([gpu] parameters)")->required();
+  rank->add_option("--workload,-w", rka.workload, "gemm:m=M,n=N,k=K")->required();
+  rank->add_option("--set", rka.sets, "override a manifest key: KEY=VALUE (repeatable)");
+  rank->add_option("--ranker", rka.ranker, "features (default: the analytical time model), simulate (every valid config through the "
+                  "simulator) or hybrid (the features' short list ordered by the simulator)")
+      ->check(CLI::IsMember({"features", "simulate", "hybrid"}));
+  rank->add_option("--top", rka.top, "configs printed (default 10)");
+  rank->add_option("--shortlist", rka.shortlist, "hybrid: configs the simulator orders (default 8)");
+  rank->add_option("--csv", rka.csv, "write every valid config, best first, with its features, to FILE");
+
   auto* ablate = app.add_subcommand("ablate", "run a manifest and its ablations (DIR/ablations/*.toml) on one workload");
   std::string ablate_base, ablate_workload;
   std::vector<std::string> ablate_only;
@@ -360,6 +426,7 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(validate_manifest, validate_sets);
     if (*run) return cmd_run(ra);
     if (*analyze) return cmd_analyze(aa);
+    if (*rank) return cmd_rank(rka);
     if (*ablate) return cmd_ablate(ablate_base, ablate_workload, ablate_only);
     if (*gen) return cmd_gen(gen_spec, gen_output);
     if (*instrument) return simfa::ttgir::run_ttgir_instrument(instrument_in, instrument_out);

@@ -44,6 +44,17 @@ constexpr std::uint16_t kMapC = 2;
 
 }  // namespace
 
+WarpsPerCta triton_warps_per_cta(std::int64_t block_m, std::int64_t warps) {
+  WarpsPerCta w;
+  while (w.m * w.n < warps) {
+    if (block_m > kRowsPerWarp * w.m)
+      w.m *= 2;
+    else
+      w.n *= 2;
+  }
+  return w;
+}
+
 std::uint32_t element_bytes(Dtype dtype) {
   return dtype == Dtype::kFp8 ? 1 : 2;
 }
@@ -91,11 +102,16 @@ GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
   tiles_m_ = ceil_div(s.m, s.block_m);
   tiles_n_ = ceil_div(s.n, s.block_n);
   k_tiles_ = ceil_div(s.k, s.block_k);
-  if (s.warp_specialized)
+  if (s.warp_specialized) {
     consumers_ = s.block_m % (2 * kWgmmaM) == 0 ? 2 : 1;
-  else
+    rows_per_consumer_ = s.block_m / consumers_;
+    cols_per_consumer_ = s.block_n;
+  } else {
     consumers_ = static_cast<std::uint32_t>(s.warps / kWarpsPerWarpGroup);
-  rows_per_consumer_ = s.block_m / consumers_;
+    const WarpsPerCta w = triton_warps_per_cta(s.block_m, s.warps);
+    rows_per_consumer_ = s.block_m / (w.m / kWarpsPerWarpGroup);
+    cols_per_consumer_ = s.block_n / w.n;
+  }
   wgmmas_per_k_tile_ = static_cast<std::uint32_t>(ceil_div(rows_per_consumer_, kWgmmaM) *
                                                   ceil_div(s.block_k, wgmma_k(s.dtype)));
   const std::int64_t ring = s.stages * (s.block_m + s.block_n) * s.block_k * e;
@@ -103,9 +119,9 @@ GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
   smem_bytes_ =
       s.warp_specialized ? ring + c_tile : std::max(ring + s.stages * kMbarrierBytes, c_tile);
   accumulator_registers_ =
-      static_cast<std::uint32_t>(rows_per_consumer_ * s.block_n / kThreadsPerWarpGroup);
-  epilogue_work_.alu = static_cast<std::uint64_t>(
-      std::ceil(kEpilogueAluPerElement * static_cast<double>(rows_per_consumer_ * s.block_n)));
+      static_cast<std::uint32_t>(rows_per_consumer_ * cols_per_consumer_ / kThreadsPerWarpGroup);
+  epilogue_work_.alu = static_cast<std::uint64_t>(std::ceil(
+      kEpilogueAluPerElement * static_cast<double>(rows_per_consumer_ * cols_per_consumer_)));
 
   maps_.push_back(matrix("A", s.a_base, e, s.k, s.m, s.block_k, s.block_m));
   if (s.b_layout == BLayout::kNK)
@@ -146,7 +162,7 @@ void GemmKernel::load_k_tile(std::int64_t k, const Tile& tile, bool acquire, boo
 
 void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
   const auto gid = static_cast<std::uint32_t>(k);
-  const auto n = static_cast<std::uint16_t>(shape_.block_n);
+  const auto n = static_cast<std::uint16_t>(cols_per_consumer_);
   const auto instr_k = static_cast<std::uint16_t>(wgmma_k(shape_.dtype));
   code.membar();
   code.push(Instruction::mb_wait(static_cast<std::uint8_t>(k % shape_.stages)));

@@ -43,6 +43,18 @@ inline constexpr std::int64_t kWgmmaM = 64;
 inline constexpr std::int64_t kWarpsPerWarpGroup = 4;
 inline constexpr std::int64_t kRowsPerWarp = 16;
 
+/// Triton's split of a non-warp-specialized kernel's warps over the accumulator tile
+/// (warpsPerTileV3, lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp): from [4, 1], double
+/// the warps along M while block_m exceeds 16 rows a warp, else along N, until all are placed.
+/// 8 warps give [8, 1] (two WarpGroups of block_m / 2 rows) for block_m >= 128 and [4, 2] (two
+/// WarpGroups of 64 rows and block_n / 2 columns each) for block_m = 64; the TTGIRs Triton
+/// dumped on the H200 (validation/h200/rank/ttgir.tgz) show both.
+struct WarpsPerCta {
+  std::int64_t m = 4;
+  std::int64_t n = 1;
+};
+WarpsPerCta triton_warps_per_cta(std::int64_t block_m, std::int64_t warps);
+
 struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
@@ -101,21 +113,24 @@ class GemmKernel {
   /// The tile CTA `cta` computes, in the raster order.
   Tile tile_of(std::uint64_t cta) const;
 
-  /// WarpGroups that issue WGMMAs, each owning block_m / consumers rows of the tile: warps / 4
-  /// without warp specialization (Triton's warpsPerCTA [warps, 1]); with it 2 when block_m is a
-  /// multiple of 128 (CUTLASS's cooperative kernel: each consumer owns half the rows), else 1.
+  /// WarpGroups that issue WGMMAs: warps / 4 without warp specialization, each owning
+  /// rows_per_consumer() x cols_per_consumer() of the tile (triton_warps_per_cta); with it 2
+  /// when block_m is a multiple of 128 (CUTLASS's cooperative kernel: each consumer owns half
+  /// the rows), else 1.
   std::uint32_t consumers() const { return consumers_; }
-  /// WGMMAs per k-tile of one consumer: (rows / 64) x 1 x (block_k / wgmma_k); N = block_n in
-  /// one instruction since block_n <= 256.
+  std::int64_t rows_per_consumer() const { return rows_per_consumer_; }
+  std::int64_t cols_per_consumer() const { return cols_per_consumer_; }
+  /// WGMMAs per k-tile of one consumer: (rows / 64) x 1 x (block_k / wgmma_k); N = the
+  /// consumer's columns in one instruction since they are <= 256.
   std::uint32_t wgmmas_per_k_tile() const { return wgmmas_per_k_tile_; }
   /// Without warp specialization Triton's allocation: stages x (A tile + B tile) and the stages'
   /// mbarriers, whose space the C tile reuses for its TMA store once the K loop is done; with
   /// it stages x (A tile + B tile) plus a C tile of its own (CUTLASS's epilogue buffer).
   std::int64_t smem_bytes() const { return smem_bytes_; }
-  /// Accumulator registers per thread of one consumer: rows x block_n fp32 over 128 threads.
+  /// Accumulator registers per thread of one consumer: rows x columns fp32 over 128 threads.
   std::uint32_t accumulator_registers() const { return accumulator_registers_; }
   /// The compute work of each consumer converting its accumulators and writing them to shared
-  /// memory before the store: kEpilogueAluPerElement x rows x block_n ALU elements.
+  /// memory before the store: kEpilogueAluPerElement x rows x columns ALU elements.
   const ComputeWork& epilogue_work() const { return epilogue_work_; }
 
   void build(std::uint64_t cta, CtaProgram& out) const;
@@ -136,6 +151,7 @@ class GemmKernel {
   std::int64_t k_tiles_ = 0;
   std::uint32_t consumers_ = 1;
   std::int64_t rows_per_consumer_ = 0;
+  std::int64_t cols_per_consumer_ = 0;
   std::uint32_t wgmmas_per_k_tile_ = 0;
   std::int64_t smem_bytes_ = 0;
   std::uint32_t accumulator_registers_ = 0;

@@ -75,12 +75,20 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
                              " with warp_specialized = true: warps sets the non-warp-specialized "
                              "kernel; the warp-specialized one has a producer and 1 or 2 "
                              "consumer WarpGroups");
-  if (!s.warp_specialized && s.block_m % (kRowsPerWarp * s.warps) != 0)
-    params.fail("warps", "warps = " + std::to_string(s.warps) +
-                             " shares block_m = " + std::to_string(s.block_m) + " rows among " +
-                             std::to_string(s.warps / kWarpsPerWarpGroup) +
-                             " WarpGroups, each a multiple of 64: block_m must be a multiple of " +
-                             std::to_string(kRowsPerWarp * s.warps));
+  if (!s.warp_specialized && s.warps % kWarpsPerWarpGroup == 0 && s.block_m % kWgmmaM == 0 &&
+      s.block_n % 8 == 0) {
+    // Triton's split of the warps (triton_warps_per_cta): each WarpGroup's rows must be whole
+    // 64-row WGMMAs and its columns a multiple of 8.
+    const WarpsPerCta w = triton_warps_per_cta(s.block_m, s.warps);
+    const std::int64_t rows = s.block_m / (w.m / kWarpsPerWarpGroup), cols = s.block_n / w.n;
+    if (rows % kWgmmaM != 0 || s.block_n % w.n != 0 || cols % 8 != 0)
+      params.fail("warps", "warps = " + std::to_string(s.warps) + " splits a " +
+                               std::to_string(s.block_m) + " x " + std::to_string(s.block_n) +
+                               " tile as Triton does, warpsPerCTA = [" + std::to_string(w.m) +
+                               ", " + std::to_string(w.n) + "]: WarpGroups of " +
+                               std::to_string(rows) + " x " + std::to_string(cols) +
+                               ", which must be a multiple of 64 x 8");
+  }
   if (s.raster == Raster::kRowMajor && s.group_m != kDefaultGroupRows)
     params.fail("group_m", "group_m = " + std::to_string(s.group_m) +
                                " sets raster = \"grouped\"; row_major takes the tiles row by "

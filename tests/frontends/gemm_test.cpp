@@ -401,6 +401,35 @@ TEST(GemmSourceComponent, ParametersAndDefaults) {
   EXPECT_EQ(given->tensor_maps()[2].base, 0x900000u);
 }
 
+// Triton's warpsPerTileV3: [8, 1] for 128 rows and more, [4, 2] for 64 rows with 8 warps, as in
+// the TTGIRs dumped on the H200 (validation/h200/rank/ttgir.tgz: bm64_bn128_bk64_s3_w8 has
+// warpsPerCTA = [4, 2], instrShape [16, 64, 16]; bm128_bn64_bk64_s3_w8 [8, 1]).
+TEST(GemmKernel, EightWarpsSplitTheTileAsTritonDoes) {
+  EXPECT_EQ(triton_warps_per_cta(64, 4).m, 4);
+  EXPECT_EQ(triton_warps_per_cta(64, 4).n, 1);
+  EXPECT_EQ(triton_warps_per_cta(64, 8).m, 4);
+  EXPECT_EQ(triton_warps_per_cta(64, 8).n, 2);
+  EXPECT_EQ(triton_warps_per_cta(128, 8).m, 8);
+  EXPECT_EQ(triton_warps_per_cta(128, 8).n, 1);
+  EXPECT_EQ(triton_warps_per_cta(256, 8).m, 8);
+  EXPECT_EQ(triton_warps_per_cta(128, 16).n, 2);
+  GemmShape s;
+  s.m = s.n = s.k = 512;
+  s.block_m = 64;
+  s.block_n = 128;
+  s.warps = 8;
+  const GemmKernel narrow(s);
+  EXPECT_EQ(narrow.consumers(), 2u);
+  EXPECT_EQ(narrow.rows_per_consumer(), 64);
+  EXPECT_EQ(narrow.cols_per_consumer(), 64);
+  EXPECT_EQ(narrow.accumulator_registers(), 32u);  // 64 x 64 / 128 threads
+  EXPECT_EQ(narrow.wgmmas_per_k_tile(), 4u);       // one 64-row WGMMA x 4 k16 steps
+  s.block_m = 128;
+  const GemmKernel tall(s);
+  EXPECT_EQ(tall.rows_per_consumer(), 64);
+  EXPECT_EQ(tall.cols_per_consumer(), 128);
+}
+
 TEST(GemmSourceComponent, ErrorsNameTheKey) {
   auto expect_error = [](const Keys& keys, std::uint32_t line, const std::string& needle,
                          std::int64_t smem = 0) {
@@ -445,9 +474,14 @@ TEST(GemmSourceComponent, ErrorsNameTheKey) {
                "and their mbarriers need 262208 bytes of shared memory; gpu.smem_per_sm is 228 KiB",
                228 * 1024);
   expect_error(with({"warps", i64(6)}), 5, "warps = 6 is not a multiple of 4");
-  expect_error(
-      {{"m", i64(512)}, {"n", i64(512)}, {"k", i64(512)}, {"block_m", i64(64)}, {"warps", i64(8)}},
-      6, "block_m must be a multiple of 128");
+  // Triton gives 8 warps over a 64-row tile warpsPerCTA = [4, 2]: 8 columns leave 4 a WarpGroup.
+  expect_error({{"m", i64(512)},
+                {"n", i64(512)},
+                {"k", i64(512)},
+                {"block_m", i64(64)},
+                {"block_n", i64(8)},
+                {"warps", i64(8)}},
+               7, "warpsPerCTA = [4, 2]: WarpGroups of 64 x 4, which must be a multiple of 64 x 8");
   expect_error({{"m", i64(512)},
                 {"n", i64(512)},
                 {"k", i64(512)},
