@@ -381,7 +381,7 @@ class Compiler {
         tensor = true;
         elements = std::max<std::uint64_t>(elements, t.elements());
       }
-    const bool charged = cost && (tensor || row == CostRow::kUnknown);
+    const bool charged = cost && row != CostRow::kFree && (tensor || row == CostRow::kUnknown);
     const auto idx = index_of(add(charged ? NodeKind::kCompute : NodeKind::kOpaque, op));
     std::uint32_t count = 0;
     const std::uint32_t first = results ? define_results(op, count) : kNone;
