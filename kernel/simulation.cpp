@@ -156,6 +156,7 @@ void Simulation::dispatch(Cycle now) {
 
 void Simulation::on_cta_exit(int /*sm*/, Cycle now) {
   last_exit_ = std::max(last_exit_, now);
+  last_progress_ = std::max(last_progress_, now);
   ++retired_ctas_;
   dispatch(now);
 }
@@ -169,7 +170,9 @@ RunResult Simulation::run() {
 
   if (options_.stepping == Stepping::kEvent) {
     while (!events_.empty()) {
-      if (events_.next_cycle() > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      const Cycle next = events_.next_cycle();
+      if (next > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      if (stopped(next)) return finish(stop_, seconds_since(wall_start));
       fire_next_event();
     }
   } else {
@@ -177,7 +180,15 @@ RunResult Simulation::run() {
     // phase. Stops when no event is pending and no SM expects to issue.
     for (Cycle now = 0;; ++now) {
       if (now > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
-      while (!events_.empty() && events_.next_cycle() <= now) fire_next_event();
+      if ((now & 0xfff) == 0) check_timeout(now);
+      if (stopped(now)) return finish(stop_, seconds_since(wall_start));
+      while (!events_.empty() && events_.next_cycle() <= now) {
+        fire_next_event();
+        if (stop_ != RunOutcome::kCompleted) return finish(stop_, seconds_since(wall_start));
+      }
+      // An SM asking to issue at this cycle is progress, as an issue-phase event is in event
+      // stepping: both modes stall at the same cycle.
+      if (arbiter_->next_request() <= now) last_progress_ = now;
       arbiter_->step_all(now);
       if (events_.empty() && arbiter_->next_request() == kNever) break;
     }
@@ -195,14 +206,50 @@ void Simulation::show_progress() {
                static_cast<unsigned long long>(workload_->cta_count()), wall);
 }
 
+bool Simulation::stopped(Cycle next) {
+  if (stop_ != RunOutcome::kCompleted) return true;
+  if (options_.stall_cycles != 0 && next - last_progress_ > options_.stall_cycles) {
+    stop_ = RunOutcome::kStalled;
+    stop_cycle_ = last_progress_ + options_.stall_cycles;
+    stop_reason_ = fmt::format(
+        "no SM issued and no CTA retired for {} cycles (since cycle {}) while work was pending",
+        options_.stall_cycles, last_progress_);
+  }
+  return stop_ != RunOutcome::kCompleted;
+}
+
 void Simulation::fire_next_event() {
   // Issue-phase events exist only in event stepping; counting just the others keeps the run's
   // length and event count identical in both modes.
   const std::uint64_t phases = arbiter_->phase_events();
   events_.fire_next();
-  if (arbiter_->phase_events() == phases) {
-    last_event_ = events_.now();
-    if ((++model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
+  const Cycle now = events_.now();
+  if (arbiter_->phase_events() != phases) {
+    last_progress_ = now;
+    return;
+  }
+  last_event_ = now;
+  if (now != same_cycle_) {
+    same_cycle_ = now;
+    same_cycle_events_ = 0;
+  } else if (++same_cycle_events_ > kMaxEventsPerCycle && stop_ == RunOutcome::kCompleted) {
+    stop_ = RunOutcome::kStalled;
+    stop_cycle_ = now;
+    stop_reason_ = fmt::format("more than {} events fired at cycle {}: simulated time stands still",
+                               kMaxEventsPerCycle, now);
+  }
+  if ((++model_events_ & 0xffff) == 0) {
+    if ((model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
+    check_timeout(now);
+  }
+}
+
+void Simulation::check_timeout(Cycle now) {
+  if (options_.timeout_seconds > 0 && stop_ == RunOutcome::kCompleted &&
+      seconds_since(wall_start_) > options_.timeout_seconds) {
+    stop_ = RunOutcome::kTimeout;
+    stop_cycle_ = now;
+    stop_reason_ = fmt::format("the wall-clock limit of {} s (--timeout) passed", options_.timeout_seconds);
   }
 }
 
@@ -211,6 +258,10 @@ RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
   r.outcome = outcome;
   r.cycles = std::max(last_event_, last_exit_) + 1;
   if (outcome == RunOutcome::kWatchdog) r.cycles = manifest_.max_cycles;
+  if (outcome == RunOutcome::kStalled || outcome == RunOutcome::kTimeout) {
+    r.cycles = stop_cycle_;
+    r.stop_reason = stop_reason_;
+  }
   r.wall_seconds = wall_seconds;
   r.peak_rss_bytes = peak_rss_bytes();
   r.events = model_events_;
@@ -238,9 +289,7 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
   json::object workload{{"plugin", workload_config_.plugin}};
   for (const auto& [key, value] : workload_->parameters()) workload[key] = value;
   out["workload"] = std::move(workload);
-  const char* outcome = r.outcome == RunOutcome::kCompleted  ? "completed"
-                        : r.outcome == RunOutcome::kDeadlock ? "deadlock"
-                                                             : "watchdog";
+  const char* outcome = outcome_name(r.outcome);
   const double time_us = static_cast<double>(r.cycles) / manifest_.gpu.clock_mhz;
   out["kernel"] = json::object{{"cycles", r.cycles},
                                {"time_us", time_us},
@@ -301,14 +350,35 @@ std::string Simulation::summary(const RunResult& r) const {
   return s;
 }
 
+const char* outcome_name(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kCompleted: return "completed";
+    case RunOutcome::kDeadlock: return "deadlock";
+    case RunOutcome::kWatchdog: return "watchdog";
+    case RunOutcome::kStalled: return "stalled";
+    case RunOutcome::kTimeout: return "timeout";
+  }
+  return "unknown";
+}
+
 std::string Simulation::blocked_report(const RunResult& r) {
-  std::string s = r.outcome == RunOutcome::kDeadlock
-                      ? fmt::format("deadlock at cycle {}: no event is pending and {} WarpGroup(s) "
-                                    "are blocked\n",
-                                    r.cycles, r.blocked.size())
-                      : fmt::format("watchdog: stopped at max_cycles = {} with {} WarpGroup(s) "
-                                    "blocked\n",
-                                    r.cycles, r.blocked.size());
+  std::string s;
+  switch (r.outcome) {
+    case RunOutcome::kDeadlock:
+      s = fmt::format("deadlock at cycle {}: no event is pending and {} WarpGroup(s) are blocked\n",
+                      r.cycles, r.blocked.size());
+      break;
+    case RunOutcome::kWatchdog:
+      s = fmt::format("watchdog: stopped at max_cycles = {} with {} WarpGroup(s) blocked\n",
+                      r.cycles, r.blocked.size());
+      break;
+    case RunOutcome::kStalled:
+    case RunOutcome::kTimeout:
+      s = fmt::format("{} at cycle {}: {}; {} WarpGroup(s) blocked\n", outcome_name(r.outcome),
+                      r.cycles, r.stop_reason, r.blocked.size());
+      break;
+    case RunOutcome::kCompleted: break;
+  }
   for (const BlockedThread& b : r.blocked)
     s += fmt::format("  sm {} cta {} warpgroup {} pc {}: {} waits for {}\n", b.sm, b.cta, b.warpgroup,
                      b.pc, b.instruction, b.waiting_for);

@@ -1,5 +1,6 @@
 // The `simfa` command-line program: parses arguments and calls the kernel. Exit codes
-// (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog.
+// (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog, 5 stalled
+// (no progress: a livelock), 6 wall-clock timeout.
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,6 +35,8 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitInternal = 2;
 constexpr int kExitDeadlock = 3;
 constexpr int kExitWatchdog = 4;
+constexpr int kExitStalled = 5;
+constexpr int kExitTimeout = 6;
 
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
   std::vector<Override> out;
@@ -106,6 +109,8 @@ struct RunArgs {
   std::string manifest, workload, stats, timeline, timeline_sms = "0", stepping = "event";
   std::vector<std::string> sets;
   bool quiet = false;
+  double timeout = 0;
+  simfa::Cycle stall_cycles = RunOptions{}.stall_cycles;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -116,6 +121,8 @@ int cmd_run(const RunArgs& a) {
   options.stepping = a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
   options.timeline = !a.timeline.empty();
   options.progress = isatty(STDERR_FILENO) != 0;
+  options.timeout_seconds = a.timeout;
+  options.stall_cycles = a.stall_cycles;
   options.timeline_sms = parse_sm_list(a.timeline_sms);
   for (int sm : options.timeline_sms)
     if (sm >= loaded.manifest.gpu.sm_count)
@@ -139,6 +146,12 @@ int cmd_run(const RunArgs& a) {
     case RunOutcome::kWatchdog:
       std::cerr << Simulation::blocked_report(result);
       return kExitWatchdog;
+    case RunOutcome::kStalled:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitStalled;
+    case RunOutcome::kTimeout:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitTimeout;
   }
   return kExitInternal;
 }
@@ -231,6 +244,12 @@ int main(int argc, char** argv) {
   run->add_option("--stepping", ra.stepping, "event (default) or reference (per-cycle loop)")
       ->check(CLI::IsMember({"event", "reference"}));
   run->add_flag("--quiet,-q", ra.quiet, "print no summary");
+  run->add_option("--timeout", ra.timeout,
+                  "stop after SECONDS of wall time (exit code 6, with a report); 0: no limit")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--stall-cycles", ra.stall_cycles,
+                  "stop as stalled (exit code 5) after N cycles in which no SM issued and no CTA "
+                  "retired; 0: never (default 100000000)");
 
   auto* analyze = app.add_subcommand("analyze", "the analytical fast path: traffic, regime, roofline");
   AnalyzeArgs aa;
