@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       "trace = " + toml_string(trace) + "\nttgir = " +
           toml_string(std::string(SIMFA_SOURCE_DIR) + "/tests/data/ttgir/gemm_tma.ttgir") +
           "\nargs = \"M=128;N=128;K=512;a_desc.shape=128x512;b_desc.shape=128x512;"
-          "c_desc.shape=128x128\"\nmax_instructions_per_cta = 100000\n");
+          "c_desc.shape=128x128\"\nmax_instructions_per_cta = 20000\n");
   accept_input_errors([&] { build_workload(workload); });
   return 0;
 }

@@ -93,7 +93,7 @@ std::string write_workload_file(std::string_view name, std::string_view frontend
 // A frontend's bound on one CTA's instructions, lowered to kMaxInstructions: the fuzzer looks for
 // inputs that crash or hang, and a legal workload of 2^24 instructions per CTA (a 32 MiB pointer
 // chase) is neither, only slow.
-constexpr std::int64_t kMaxInstructions = 100000;
+constexpr std::int64_t kMaxInstructions = 20000;
 
 Params bounded(const Params& params) {
   std::vector<Params::Entry> entries = params.entries();

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string workload = write_workload_file(
       "ttgir_workload.toml", "ttgir",
       "file = " + toml_string(path) + "\ngrid = " + toml_string(launch.grid) +
-          "\nargs = " + toml_string(launch.args) + "\nmax_instructions_per_cta = 100000\n");
+          "\nargs = " + toml_string(launch.args) + "\nmax_instructions_per_cta = 20000\n");
   accept_input_errors([&] { build_workload(workload); });
 
   accept_input_errors([&] {
