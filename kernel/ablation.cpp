@@ -62,8 +62,7 @@ std::string format_ablation_table(const std::vector<AblationRow>& rows) {
   for (const auto& r : rows) {
     const double base = rows.empty() ? 0.0 : static_cast<double>(rows.front().cycles);
     std::string cycles = r.outcome == RunOutcome::kCompleted ? fmt::format("{}", r.cycles)
-                         : r.outcome == RunOutcome::kDeadlock ? std::string("deadlock")
-                                                              : std::string("watchdog");
+                                                              : outcome_name(r.outcome);
     std::string change = &r == &rows.front() || r.outcome != RunOutcome::kCompleted
                              ? std::string("-")
                              : fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(r.cycles) - base) / base);

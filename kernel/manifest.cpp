@@ -744,6 +744,9 @@ DocTable read_toml_file(const std::string& path, const SourceLocation& cited_at)
   std::error_code ec;
   if (fs::is_directory(path, ec))
     fail(cited_at, fmt::format("cannot read '{}': it is a directory", path));
+  // A device or a pipe (`extends = "/dev/zero"`, found by fuzz_manifest) would be read forever.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    fail(cited_at, fmt::format("cannot read '{}': not a regular file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(cited_at, fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
   std::ostringstream content;

@@ -1,12 +1,11 @@
 #include "kernel/simulation.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "kernel/version.h"
 #include "simfa/error.h"
@@ -39,7 +38,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 const ComponentConfig& slot_config(const Manifest& manifest, const char* slot) {
   const ComponentConfig* c = manifest.find(slot);
-  if (!c) throw InputError(SourceLocation{manifest.path, 1, 1}, std::string("missing table [") + slot + "]");
+  if (!c)
+    throw InputError(SourceLocation{manifest.path, 1, 1},
+                     std::string("missing table [") + slot + "]");
   return *c;
 }
 
@@ -58,7 +59,8 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
   dispatch_ = build_as<CtaDispatchPolicy>("dispatch", "dispatch", -1);
 
   sms_.reserve(static_cast<std::size_t>(sm_count));
-  for (int i = 0; i < sm_count; ++i) sms_.push_back(build_as<SmCore>("sm", fmt::format("sm[{}]", i), i));
+  for (int i = 0; i < sm_count; ++i)
+    sms_.push_back(build_as<SmCore>("sm", fmt::format("sm[{}]", i), i));
   arbiter_ = std::make_unique<IssueArbiter>(events_, sms_, options_.stepping);
 
   for (int i = 0; i < sm_count; ++i) {
@@ -66,9 +68,9 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
     auto* scheduler = build_as<WarpSchedulerPolicy>("scheduler", path + ".scheduler", i);
     auto* tma = build_as<TmaEngine>("tma", path + ".tma", i);
     auto* tensor_core = build_as<TensorCoreEngine>("tensor_core", path + ".tensor_core", i);
-    bool traced = options_.timeline && std::find(options_.timeline_sms.begin(),
-                                                 options_.timeline_sms.end(),
-                                                 i) != options_.timeline_sms.end();
+    bool traced = options_.timeline &&
+                  std::find(options_.timeline_sms.begin(), options_.timeline_sms.end(), i) !=
+                      options_.timeline_sms.end();
     sms_[static_cast<std::size_t>(i)]->connect(SmWiring{*scheduler, *tma, *tensor_core, *arbiter_,
                                                         *this, workload_->tensor_maps(),
                                                         traced ? &timeline_ : nullptr, *memory_});
@@ -111,7 +113,8 @@ std::unique_ptr<Component> Simulation::build(const ComponentConfig& config, cons
     auto built = build(*child, path + "." + sub.name, sm_index);
     slots.add(sub.name, *built);
     // A grandchild is reachable as "child.grandchild".
-    if (const auto* grand = built_slots_.count(built.get()) ? &built_slots_.at(built.get()) : nullptr)
+    if (const auto* grand =
+            built_slots_.count(built.get()) ? &built_slots_.at(built.get()) : nullptr)
       for (const auto& [p, c] : *grand) slots.add(sub.name + "." + p, *c);
     components_.push_back(std::move(built));
   }
@@ -159,11 +162,14 @@ void Simulation::dispatch(Cycle now) {
 
 void Simulation::on_cta_exit(int /*sm*/, Cycle now) {
   last_exit_ = std::max(last_exit_, now);
+  last_progress_ = std::max(last_progress_, now);
   ++retired_ctas_;
   dispatch(now);
 }
 
-bool Simulation::all_done() const { return retired_ctas_ == workload_->cta_count(); }
+bool Simulation::all_done() const {
+  return retired_ctas_ == workload_->cta_count();
+}
 
 RunResult Simulation::run() {
   const auto wall_start = wall_start_ = std::chrono::steady_clock::now();
@@ -172,22 +178,35 @@ RunResult Simulation::run() {
 
   if (options_.stepping == Stepping::kEvent) {
     for (;;) {
+      // No event past the stall bound fires (a stall stops the run before it, as in reference
+      // stepping).
+      const Cycle bound = std::min(limit, stall_bound());
       // Counter tracks sample the stats between events (observing only).
-      if (counters_ && !events_.empty() && events_.next_cycle() <= limit &&
+      if (counters_ && !events_.empty() && events_.next_cycle() <= bound &&
           events_.next_cycle() >= counters_->next_sample())
         counters_->sample_until(events_.next_cycle());
-      if (!fire_next_event(limit)) break;
+      if (!fire_next_event(bound)) break;
+      if (stop_ != RunOutcome::kCompleted) return finish(stop_, seconds_since(wall_start));
     }
-    // Events left: the next one is past the limit.
-    if (!events_.empty()) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+    if (!events_.empty()) {  // the next event lies past the limit or the stall bound
+      const Cycle next = events_.next_cycle();
+      if (next > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
+      stopped(next);
+      return finish(stop_, seconds_since(wall_start));
+    }
   } else {
     // The paper's Algorithm 1: per cycle, completed events wake threads, then every SM's issue
     // phase. Stops when no event is pending and no SM expects to issue.
     for (Cycle now = 0;; ++now) {
       if (now > limit) return finish(RunOutcome::kWatchdog, seconds_since(wall_start));
       if (counters_ && now >= counters_->next_sample()) counters_->sample_until(now);
-      while (fire_next_event(now)) {
-      }
+      if ((now & 0xfff) == 0) check_timeout(now);
+      if (stopped(now)) return finish(stop_, seconds_since(wall_start));
+      while (fire_next_event(now))
+        if (stop_ != RunOutcome::kCompleted) return finish(stop_, seconds_since(wall_start));
+      // An SM asking to issue at this cycle is progress, as an issue-phase event is in event
+      // stepping: both modes stall at the same cycle.
+      if (arbiter_->next_request() <= now) last_progress_ = now;
       arbiter_->step_all(now);
       if (events_.empty() && arbiter_->next_request() == kNever) break;
     }
@@ -205,16 +224,58 @@ void Simulation::show_progress() {
                static_cast<unsigned long long>(workload_->cta_count()), wall);
 }
 
+Cycle Simulation::stall_bound() const {
+  if (options_.stall_cycles == 0 || last_progress_ > kNever - options_.stall_cycles) return kNever;
+  return last_progress_ + options_.stall_cycles;
+}
+
+bool Simulation::stopped(Cycle next) {
+  if (stop_ != RunOutcome::kCompleted) return true;
+  if (options_.stall_cycles != 0 && next - last_progress_ > options_.stall_cycles) {
+    stop_ = RunOutcome::kStalled;
+    stop_cycle_ = last_progress_ + options_.stall_cycles;
+    stop_reason_ = fmt::format(
+        "no SM issued and no CTA retired for {} cycles (since cycle {}) while work was pending",
+        options_.stall_cycles, last_progress_);
+  }
+  return stop_ != RunOutcome::kCompleted;
+}
+
 bool Simulation::fire_next_event(Cycle limit) {
   // Issue-phase events exist only in event stepping; counting just the others keeps the run's
   // length and event count identical in both modes.
   const std::uint64_t phases = arbiter_->phase_events();
   if (!events_.fire_next(limit)) return false;
-  if (arbiter_->phase_events() == phases) {
-    last_event_ = events_.now();
-    if ((++model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
+  const Cycle now = events_.now();
+  if (arbiter_->phase_events() != phases) {
+    last_progress_ = now;
+    return true;
+  }
+  last_event_ = now;
+  if (now != same_cycle_) {
+    same_cycle_ = now;
+    same_cycle_events_ = 0;
+  } else if (++same_cycle_events_ > kMaxEventsPerCycle && stop_ == RunOutcome::kCompleted) {
+    stop_ = RunOutcome::kStalled;
+    stop_cycle_ = now;
+    stop_reason_ = fmt::format("more than {} events fired at cycle {}: simulated time stands still",
+                               kMaxEventsPerCycle, now);
+  }
+  if ((++model_events_ & 0xffff) == 0) {
+    if ((model_events_ & 0xfffff) == 0 && options_.progress) show_progress();
+    check_timeout(now);
   }
   return true;
+}
+
+void Simulation::check_timeout(Cycle now) {
+  if (options_.timeout_seconds > 0 && stop_ == RunOutcome::kCompleted &&
+      seconds_since(wall_start_) > options_.timeout_seconds) {
+    stop_ = RunOutcome::kTimeout;
+    stop_cycle_ = now;
+    stop_reason_ =
+        fmt::format("the wall-clock limit of {} s (--timeout) passed", options_.timeout_seconds);
+  }
 }
 
 RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
@@ -222,6 +283,10 @@ RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
   r.outcome = outcome;
   r.cycles = std::max(last_event_, last_exit_) + 1;
   if (outcome == RunOutcome::kWatchdog) r.cycles = manifest_.max_cycles;
+  if (outcome == RunOutcome::kStalled || outcome == RunOutcome::kTimeout) {
+    r.cycles = stop_cycle_;
+    r.stop_reason = stop_reason_;
+  }
   r.wall_seconds = wall_seconds;
   r.peak_rss_bytes = peak_rss_bytes();
   r.events = model_events_;
@@ -244,16 +309,15 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
     return static_cast<std::uint64_t>(stats_.value(path));
   };
   json::object out = stats_.to_json();
-  out["simfa"] = json::object{{"version", kVersion}, {"git_hash", kGitHash}, {"abi", kSdkAbiVersion}};
+  out["simfa"] =
+      json::object{{"version", kVersion}, {"git_hash", kGitHash}, {"abi", kSdkAbiVersion}};
   out["manifest"] = manifest_.resolved;
   out["manifest_sha256"] = manifest_.sha256;
   out["seed"] = manifest_.seed;
   json::object workload{{"plugin", workload_config_.plugin}};
   for (const auto& [key, value] : workload_->parameters()) workload[key] = value;
   out["workload"] = std::move(workload);
-  const char* outcome = r.outcome == RunOutcome::kCompleted  ? "completed"
-                        : r.outcome == RunOutcome::kDeadlock ? "deadlock"
-                                                             : "watchdog";
+  const char* outcome = outcome_name(r.outcome);
   const double time_us = static_cast<double>(r.cycles) / manifest_.gpu.clock_mhz;
   out["kernel"] = json::object{{"cycles", r.cycles},
                                {"time_us", time_us},
@@ -262,16 +326,18 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
                                {"outcome", outcome}};
   // The memory component's own counters, merged into "memory" beside any it already holds.
   json::object& memory = out["memory"].is_object() ? out["memory"].as_object()
-                                                    : (out["memory"] = json::object()).as_object();
-  for (const char* name : {"llc_read_bytes", "llc_write_bytes", "dram_read_bytes", "dram_write_bytes"})
+                                                   : (out["memory"] = json::object()).as_object();
+  for (const char* name :
+       {"llc_read_bytes", "llc_write_bytes", "dram_read_bytes", "dram_write_bytes"})
     memory[name] = total(name);
-  out["sim"] = json::object{
-      {"wall_seconds", r.wall_seconds},
-      {"cycles_per_second", r.wall_seconds > 0 ? static_cast<double>(r.cycles) / r.wall_seconds : 0.0},
-      {"peak_rss_bytes", r.peak_rss_bytes},
-      {"events", r.events},
-      {"queue_events", r.queue_events},
-      {"stepping", options_.stepping == Stepping::kEvent ? "event" : "reference"}};
+  out["sim"] =
+      json::object{{"wall_seconds", r.wall_seconds},
+                   {"cycles_per_second",
+                    r.wall_seconds > 0 ? static_cast<double>(r.cycles) / r.wall_seconds : 0.0},
+                   {"peak_rss_bytes", r.peak_rss_bytes},
+                   {"events", r.events},
+                   {"queue_events", r.queue_events},
+                   {"stepping", options_.stepping == Stepping::kEvent ? "event" : "reference"}};
   return out;
 }
 
@@ -286,8 +352,8 @@ std::string Simulation::summary(const RunResult& r) const {
   auto value = [&](const char* path) { return static_cast<std::uint64_t>(stats_.value(path)); };
   const double time_us = cycles / manifest_.gpu.clock_mhz;
   std::string s;
-  s += fmt::format("kernel            {} cycles, {:.3f} us at {} MHz ({} CTAs on {} SMs)\n", r.cycles,
-                   time_us, manifest_.gpu.clock_mhz, r.ctas, manifest_.gpu.sm_count);
+  s += fmt::format("kernel            {} cycles, {:.3f} us at {} MHz ({} CTAs on {} SMs)\n",
+                   r.cycles, time_us, manifest_.gpu.clock_mhz, r.ctas, manifest_.gpu.sm_count);
   if (manifest_.launch_overhead_ns > 0)
     s += fmt::format("as events time it {:.3f} us (the span + {:.3f} us of launch overhead)\n",
                      time_us + manifest_.launch_overhead_ns / 1e3,
@@ -305,27 +371,56 @@ std::string Simulation::summary(const RunResult& r) const {
     s += "\n";
   }
   const double llc_read = static_cast<double>(value("memory.llc_read_bytes"));
-  const double dram = static_cast<double>(value("memory.dram_read_bytes") + value("memory.dram_write_bytes"));
+  const double dram =
+      static_cast<double>(value("memory.dram_read_bytes") + value("memory.dram_write_bytes"));
   s += fmt::format("LLC read bytes    {:.0f} ({:.1f} MB)\n", llc_read, llc_read / 1e6);
   s += fmt::format("DRAM bytes        {:.0f} ({:.1f} MB), {:.1f} GB/s achieved\n", dram, dram / 1e6,
                    time_us > 0 ? dram / (time_us * 1e3) : 0.0);
-  s += fmt::format("simulation        {:.3f} s wall, {:.0f} simulated cycles/s, peak RSS {:.1f} MiB\n",
-                   r.wall_seconds, r.wall_seconds > 0 ? cycles / r.wall_seconds : 0.0,
-                   static_cast<double>(r.peak_rss_bytes) / 1048576.0);
+  s += fmt::format(
+      "simulation        {:.3f} s wall, {:.0f} simulated cycles/s, peak RSS {:.1f} MiB\n",
+      r.wall_seconds, r.wall_seconds > 0 ? cycles / r.wall_seconds : 0.0,
+      static_cast<double>(r.peak_rss_bytes) / 1048576.0);
   return s;
 }
 
+const char* outcome_name(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kCompleted:
+      return "completed";
+    case RunOutcome::kDeadlock:
+      return "deadlock";
+    case RunOutcome::kWatchdog:
+      return "watchdog";
+    case RunOutcome::kStalled:
+      return "stalled";
+    case RunOutcome::kTimeout:
+      return "timeout";
+  }
+  return "unknown";
+}
+
 std::string Simulation::blocked_report(const RunResult& r) {
-  std::string s = r.outcome == RunOutcome::kDeadlock
-                      ? fmt::format("deadlock at cycle {}: no event is pending and {} WarpGroup(s) "
-                                    "are blocked\n",
-                                    r.cycles, r.blocked.size())
-                      : fmt::format("watchdog: stopped at max_cycles = {} with {} WarpGroup(s) "
-                                    "blocked\n",
-                                    r.cycles, r.blocked.size());
+  std::string s;
+  switch (r.outcome) {
+    case RunOutcome::kDeadlock:
+      s = fmt::format("deadlock at cycle {}: no event is pending and {} WarpGroup(s) are blocked\n",
+                      r.cycles, r.blocked.size());
+      break;
+    case RunOutcome::kWatchdog:
+      s = fmt::format("watchdog: stopped at max_cycles = {} with {} WarpGroup(s) blocked\n",
+                      r.cycles, r.blocked.size());
+      break;
+    case RunOutcome::kStalled:
+    case RunOutcome::kTimeout:
+      s = fmt::format("{} at cycle {}: {}; {} WarpGroup(s) blocked\n", outcome_name(r.outcome),
+                      r.cycles, r.stop_reason, r.blocked.size());
+      break;
+    case RunOutcome::kCompleted:
+      break;
+  }
   for (const BlockedThread& b : r.blocked)
-    s += fmt::format("  sm {} cta {} warpgroup {} pc {}: {} waits for {}\n", b.sm, b.cta, b.warpgroup,
-                     b.pc, b.instruction, b.waiting_for);
+    s += fmt::format("  sm {} cta {} warpgroup {} pc {}: {} waits for {}\n", b.sm, b.cta,
+                     b.warpgroup, b.pc, b.instruction, b.waiting_for);
   return s;
 }
 

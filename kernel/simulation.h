@@ -1,6 +1,6 @@
 // One simulated kernel launch: builds the components a manifest names, wires them, runs the
-// event loop (or the per-cycle reference loop) to completion, deadlock or the watchdog, and
-// reports the result.
+// event loop (or the per-cycle reference loop) to completion, deadlock, the watchdog, a stall
+// (no progress) or the wall-clock timeout, and reports the result.
 #pragma once
 
 #include <chrono>
@@ -24,7 +24,18 @@
 
 namespace simfa::kernel {
 
-enum class RunOutcome { kCompleted, kDeadlock, kWatchdog };
+/// kStalled: the run stopped making progress (docs/reliability.md): no SM issue phase and no
+/// CTA retired for RunOptions::stall_cycles cycles while work was still pending, or more than
+/// kMaxEventsPerCycle events at one cycle (a zero-time livelock). kTimeout: the wall clock passed
+/// RunOptions::timeout_seconds.
+enum class RunOutcome { kCompleted, kDeadlock, kWatchdog, kStalled, kTimeout };
+
+/// Events at one cycle past which time is taken to stand still: a simulated cycle holds a few
+/// events per SM and memory slice, thousands in all.
+inline constexpr std::uint64_t kMaxEventsPerCycle = std::uint64_t{1} << 24;
+
+/// "completed", "deadlock", "watchdog", "stalled", "timeout" (the stats file's kernel.outcome).
+const char* outcome_name(RunOutcome outcome);
 
 struct RunOptions {
   Stepping stepping = Stepping::kEvent;
@@ -33,6 +44,11 @@ struct RunOptions {
   /// Counter tracks sampled every this many cycles (per SM for timeline_sms); 0: none.
   Cycle counter_window = 0;
   bool progress = false;  ///< a progress line on stderr every ~1M events (for terminals)
+  /// Stop as stalled after this many cycles without an SM issue phase or a CTA retiring while
+  /// work is pending; 0: never. 10^8 cycles are ~55 ms of an H800: far past any wait a kernel
+  /// makes (DRAM, a BUBBLE), near nothing in a hung run's wall time.
+  Cycle stall_cycles = 100'000'000;
+  double timeout_seconds = 0;  ///< wall-clock limit of run(); 0: none
 };
 
 struct RunResult {
@@ -43,7 +59,8 @@ struct RunResult {
   std::uint64_t events = 0;        ///< model events (the issue arbiter's excluded)
   std::uint64_t queue_events = 0;  ///< every event the queue fired, the arbiter's included
   std::uint64_t ctas = 0;
-  std::vector<BlockedThread> blocked;  ///< filled on deadlock and watchdog
+  std::vector<BlockedThread> blocked;  ///< filled unless completed
+  std::string stop_reason;             ///< why a stalled or timed-out run stopped
 };
 
 class Simulation final : private CtaHost {
@@ -78,6 +95,11 @@ class Simulation final : private CtaHost {
   bool fire_next_event(Cycle limit);
   void show_progress();
   RunResult finish(RunOutcome outcome, double wall_start);
+  /// Stall or timeout, checked before the events of cycle `next` fire (or the cycle is stepped).
+  bool stopped(Cycle next);
+  /// The last cycle an event may fire at before the run counts as stalled (kNever: no limit).
+  Cycle stall_bound() const;
+  void check_timeout(Cycle now);
 
   const Manifest& manifest_;
   const ComponentConfig& workload_config_;
@@ -107,6 +129,13 @@ class Simulation final : private CtaHost {
   std::uint64_t model_events_ = 0;
   std::chrono::steady_clock::time_point wall_start_;
   std::uint64_t retired_ctas_ = 0;
+  // The progress watchdog (RunOptions::stall_cycles, kMaxEventsPerCycle, timeout_seconds).
+  Cycle last_progress_ = 0;
+  Cycle same_cycle_ = 0;
+  std::uint64_t same_cycle_events_ = 0;
+  RunOutcome stop_ = RunOutcome::kCompleted;
+  Cycle stop_cycle_ = 0;
+  std::string stop_reason_;
 };
 
 }  // namespace simfa::kernel

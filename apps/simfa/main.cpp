@@ -1,21 +1,20 @@
 // The `simfa` command-line program: parses arguments and calls the kernel. Exit codes
-// (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog.
+// (docs/cli.md): 0 success, 1 bad input, 2 internal error, 3 deadlock, 4 watchdog, 5 stalled
+// (no progress: a livelock), 6 wall-clock timeout.
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <boost/json/serialize.hpp>
-#include <fmt/format.h>
-
 #include "apps/analyze_command.h"
 #include "apps/rank_command.h"
-#include "ttgir_instrument.h"
 #include "kernel/ablation.h"
 #include "kernel/describe.h"
 #include "kernel/gantt_chart.h"
@@ -27,6 +26,7 @@
 #include "simfa/error.h"
 #include "simfa/generator.h"
 #include "simfa/plugin.h"
+#include "ttgir_instrument.h"
 
 namespace {
 
@@ -37,6 +37,8 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitInternal = 2;
 constexpr int kExitDeadlock = 3;
 constexpr int kExitWatchdog = 4;
+constexpr int kExitStalled = 5;
+constexpr int kExitTimeout = 6;
 
 std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
   std::vector<Override> out;
@@ -65,7 +67,8 @@ std::vector<int> parse_sm_list(const std::string& text, const char* option) {
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     try {
       std::size_t used = 0;
       int v = std::stoi(item, &used);
@@ -125,7 +128,8 @@ int cmd_plugins(const std::string& describe, bool markdown) {
     return kExitOk;
   }
   const CatalogEntry* entry = host.find(describe);
-  if (!entry) throw simfa::InputError("unknown plugin '" + describe + "' (run `simfa plugins` for the list)");
+  if (!entry)
+    throw simfa::InputError("unknown plugin '" + describe + "' (run `simfa plugins` for the list)");
   std::cout << format_describe(*entry);
   return kExitOk;
 }
@@ -143,6 +147,8 @@ struct RunArgs {
   simfa::Cycle timeline_window = 1000;
   std::vector<std::string> sets;
   bool quiet = false;
+  double timeout = 0;
+  simfa::Cycle stall_cycles = RunOptions{}.stall_cycles;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -150,7 +156,8 @@ int cmd_run(const RunArgs& a) {
   load(loaded, a.manifest, a.sets);
   ComponentConfig workload = parse_workload_spec(a.workload, loaded.host);
   RunOptions options;
-  options.stepping = a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
+  options.stepping =
+      a.stepping == "reference" ? simfa::Stepping::kReference : simfa::Stepping::kEvent;
   options.progress = isatty(STDERR_FILENO) != 0;
   const int sm_count = loaded.manifest.gpu.sm_count;
   const std::vector<int> timeline_sms = parse_sm_list(a.timeline_sms, "--timeline-sms");
@@ -172,6 +179,8 @@ int cmd_run(const RunArgs& a) {
           options.timeline_sms.end())
         options.timeline_sms.push_back(sm);
   if (!a.timeline.empty()) options.counter_window = a.timeline_window;
+  options.timeout_seconds = a.timeout;
+  options.stall_cycles = a.stall_cycles;
 
   Simulation sim(loaded.manifest, workload, loaded.host, options);
   RunResult result = sim.run();
@@ -204,13 +213,20 @@ int cmd_run(const RunArgs& a) {
     chart.write(a.gantt);
   }
   switch (result.outcome) {
-    case RunOutcome::kCompleted: return kExitOk;
+    case RunOutcome::kCompleted:
+      return kExitOk;
     case RunOutcome::kDeadlock:
       std::cerr << Simulation::blocked_report(result);
       return kExitDeadlock;
     case RunOutcome::kWatchdog:
       std::cerr << Simulation::blocked_report(result);
       return kExitWatchdog;
+    case RunOutcome::kStalled:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitStalled;
+    case RunOutcome::kTimeout:
+      std::cerr << Simulation::blocked_report(result);
+      return kExitTimeout;
   }
   return kExitInternal;
 }
@@ -275,9 +291,11 @@ int cmd_rank(const RankArgs& a) {
   request.csv_path = a.csv;
   // One simulation per config: the gemm: generator with Triton's tile, stages and warps and the
   // row-major raster of the measured kernel. Configs the generator rejects are not simulated.
-  auto simulate = [&](const simfa::ranking::GemmProblem& p, const simfa::ranking::TritonGemmConfig& c) {
-    const std::string spec = fmt::format("gemm:m={},n={},k={},block_m={},block_n={},block_k={},stages={},warps={}",
-                                         p.m, p.n, p.k, c.block_m, c.block_n, c.block_k, c.stages, c.warps);
+  auto simulate = [&](const simfa::ranking::GemmProblem& p,
+                      const simfa::ranking::TritonGemmConfig& c) {
+    const std::string spec =
+        fmt::format("gemm:m={},n={},k={},block_m={},block_n={},block_k={},stages={},warps={}", p.m,
+                    p.n, p.k, c.block_m, c.block_n, c.block_k, c.stages, c.warps);
     try {
       ComponentConfig workload = parse_workload_spec(spec, loaded.host);
       RunOptions options;
@@ -294,7 +312,8 @@ int cmd_rank(const RankArgs& a) {
   return simfa::apps::run_rank_command(request, simulate);
 }
 
-int cmd_ablate(const std::string& base, const std::string& workload, const std::vector<std::string>& only) {
+int cmd_ablate(const std::string& base, const std::string& workload,
+               const std::vector<std::string>& only) {
   std::vector<std::string> manifests{base};
   for (auto& a : find_ablations(base, only)) manifests.push_back(std::move(a));
   std::vector<AblationRow> rows;
@@ -313,7 +332,8 @@ int cmd_gen(const std::string& spec, const std::string& output) {
   simfa::GpuConfig gpu;  // generators describe workloads, not GPUs
   StatsRegistryImpl stats;
   CalendarQueue events;
-  const simfa::BuildContext context{config.params, events, simfa::StatsScope(stats, "gen"), gpu, 1, -1};
+  const simfa::BuildContext context{config.params, events, simfa::StatsScope(stats, "gen"),
+                                    gpu,           1,      -1};
   auto generator = host.create(*config.entry, context);
   std::ofstream out(output);
   if (!out) throw simfa::InputError("cannot write '" + output + "'");
@@ -327,15 +347,16 @@ int cmd_gen(const std::string& spec, const std::string& output) {
 int main(int argc, char** argv) {
   CLI::App app{"simfa: a cycle-level simulator of Hopper asynchronous ML kernels"};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version",
-                       fmt::format("simfa {} (git {}, sdk ABI {})", kVersion, kGitHash,
-                                   simfa::kSdkAbiVersion));
+  app.set_version_flag("--version", fmt::format("simfa {} (git {}, sdk ABI {})", kVersion, kGitHash,
+                                                simfa::kSdkAbiVersion));
 
   auto* plugins = app.add_subcommand("plugins", "list the plugins found, or describe one");
   std::string describe;
   bool markdown = false;
-  plugins->add_option("--describe", describe, "print one plugin's parameters, slots and statistics");
-  plugins->add_flag("--markdown", markdown, "print the manifest reference (docs/manifest-reference.md)");
+  plugins->add_option("--describe", describe,
+                      "print one plugin's parameters, slots and statistics");
+  plugins->add_flag("--markdown", markdown,
+                    "print the manifest reference (docs/manifest-reference.md)");
 
   auto* validate = app.add_subcommand("validate", "check a manifest without running it");
   std::string validate_manifest;
@@ -346,8 +367,9 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "simulate a workload on a manifest");
   RunArgs ra;
   run->add_option("manifest", ra.manifest, "manifest TOML file")->required();
-  run->add_option("--workload,-w", ra.workload,
-                  "workload: a .trace or .toml file, or NAME:KEY=VALUE,... (e.g. gemm:m=4096,n=4096,k=4096)")
+  run->add_option(
+         "--workload,-w", ra.workload,
+         "workload: a .trace or .toml file, or NAME:KEY=VALUE,... (e.g. gemm:m=4096,n=4096,k=4096)")
       ->required();
   run->add_option("--set", ra.sets, "override a manifest key: KEY=VALUE (repeatable)");
   run->add_option("--stats", ra.stats, "write every statistic as JSON to FILE");
@@ -371,11 +393,19 @@ int main(int argc, char** argv) {
   run->add_option("--stepping", ra.stepping, "event (default) or reference (per-cycle loop)")
       ->check(CLI::IsMember({"event", "reference"}));
   run->add_flag("--quiet,-q", ra.quiet, "print no summary");
+  run->add_option("--timeout", ra.timeout,
+                  "stop after SECONDS of wall time (exit code 6, with a report); 0: no limit")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--stall-cycles", ra.stall_cycles,
+                  "stop as stalled (exit code 5) after N cycles in which no SM issued and no CTA "
+                  "retired; 0: never (default 100000000)");
 
-  auto* analyze = app.add_subcommand("analyze", "the analytical fast path: traffic, regime, roofline");
+  auto* analyze =
+      app.add_subcommand("analyze", "the analytical fast path: traffic, regime, roofline");
   AnalyzeArgs aa;
   analyze->add_option("manifest", aa.manifest, "manifest TOML file ([gpu] parameters)")->required();
-  analyze->add_option("--workload,-w", aa.workload, "fa3:KEY=VALUE,... or gemm:KEY=VALUE,...")->required();
+  analyze->add_option("--workload,-w", aa.workload, "fa3:KEY=VALUE,... or gemm:KEY=VALUE,...")
+      ->required();
   analyze->add_option("--set", aa.sets, "override a manifest key: KEY=VALUE (repeatable)");
   analyze->add_option("--sweep", aa.sweeps,
                       "sweep a workload or GPU parameter: NAME=A..B:xF, NAME=A..B:+S or NAME=V1,V2 "
@@ -383,34 +413,44 @@ int main(int argc, char** argv) {
   analyze->add_flag("--json", aa.json, "machine-readable output");
   analyze->add_option("--csv", aa.csv, "write the sweep's points to FILE");
 
-  auto* rank = app.add_subcommand("rank", "order Triton TMA GEMM configs for a problem without running them");
+  auto* rank = app.add_subcommand(
+      "rank", "order Triton TMA GEMM configs for a problem without running them");
   RankArgs rka;
   rank->add_option("manifest", rka.manifest, "manifest TOML file ([gpu] parameters)")->required();
   rank->add_option("--workload,-w", rka.workload, "gemm:m=M,n=N,k=K")->required();
   rank->add_option("--set", rka.sets, "override a manifest key: KEY=VALUE (repeatable)");
-  rank->add_option("--ranker", rka.ranker, "features (default: the analytical time model), simulate (every valid config through the "
-                  "simulator) or hybrid (the features' short list ordered by the simulator)")
+  rank->add_option(
+          "--ranker", rka.ranker,
+          "features (default: the analytical time model), simulate (every valid config through the "
+          "simulator) or hybrid (the features' short list ordered by the simulator)")
       ->check(CLI::IsMember({"features", "simulate", "hybrid"}));
   rank->add_option("--top", rka.top, "configs printed (default 10)");
-  rank->add_option("--shortlist", rka.shortlist, "hybrid: configs the simulator orders (default 8)");
-  rank->add_option("--csv", rka.csv, "write every valid config, best first, with its features, to FILE");
+  rank->add_option("--shortlist", rka.shortlist,
+                   "hybrid: configs the simulator orders (default 8)");
+  rank->add_option("--csv", rka.csv,
+                   "write every valid config, best first, with its features, to FILE");
 
-  auto* ablate = app.add_subcommand("ablate", "run a manifest and its ablations (DIR/ablations/*.toml) on one workload");
+  auto* ablate = app.add_subcommand(
+      "ablate", "run a manifest and its ablations (DIR/ablations/*.toml) on one workload");
   std::string ablate_base, ablate_workload;
   std::vector<std::string> ablate_only;
   ablate->add_option("manifest", ablate_base, "the base manifest")->required();
   ablate->add_option("--workload,-w", ablate_workload, "the workload (as for run)")->required();
-  ablate->add_option("--only", ablate_only, "ablations to run, by file stem (default: all)")->delimiter(',');
+  ablate->add_option("--only", ablate_only, "ablations to run, by file stem (default: all)")
+      ->delimiter(',');
 
-  auto* gen = app.add_subcommand("gen", "write a workload's event log, e.g. gen fa3:model=llama3-8b,seqlen=512 -o events.csv");
+  auto* gen = app.add_subcommand(
+      "gen", "write a workload's event log, e.g. gen fa3:model=llama3-8b,seqlen=512 -o events.csv");
   std::string gen_spec, gen_output;
-  gen->add_option("spec", gen_spec, "NAME[:KEY=VALUE,...] (generators: simfa plugins, kind gen)")->required();
+  gen->add_option("spec", gen_spec, "NAME[:KEY=VALUE,...] (generators: simfa plugins, kind gen)")
+      ->required();
   gen->add_option("-o,--output", gen_output, "output file")->required();
 
   auto* ttgir = app.add_subcommand("ttgir", "TTGIR tools");
   ttgir->require_subcommand(1);
   auto* instrument = ttgir->add_subcommand(
-      "instrument", "insert proton.record markers around TMA, WGMMA and barrier ops (docs/ttgir.md)");
+      "instrument",
+      "insert proton.record markers around TMA, WGMMA and barrier ops (docs/ttgir.md)");
   std::string instrument_in, instrument_out;
   instrument->add_option("input", instrument_in, "a TTGIR file Triton dumped")->required();
   instrument->add_option("-o,--output", instrument_out, "the instrumented TTGIR")->required();

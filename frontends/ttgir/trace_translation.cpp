@@ -46,6 +46,22 @@ TraceTranslation::TraceTranslation(const KernelProgram& kernel, const ProtonTrac
     site_of[e.name] = scope->site;
   }
 
+  // Every CTA of the grid needs events (checked CTA by CTA below). A grid of more CTAs than the
+  // trace has events cannot have them, and would size the tables below (a pid of "CTA4000000000"
+  // threw std::bad_alloc; found by fuzz_proton_trace): name the first CTA without events now.
+  if (cta_count > trace_.events.size()) {
+    std::vector<std::uint32_t> ctas;
+    for (const ProtonEvent& e : trace_.events) ctas.push_back(e.cta);
+    std::sort(ctas.begin(), ctas.end());
+    std::uint64_t missing = 0;
+    for (std::uint32_t c : ctas)
+      if (c == missing) ++missing;
+      else if (c > missing) break;
+    throw InputError(trace_.at(Pos{1, 1}), "CTA " + std::to_string(missing) + " of the grid of " +
+                                               std::to_string(cta_count) +
+                                               " has no events in the trace");
+  }
+
   std::uint32_t warps = 0;
   for (const Partition& p : kernel_.partitions)
     warps = std::max(warps, p.start_warp + p.num_warps);

@@ -213,6 +213,38 @@ TEST(Cli, WatchdogExitsWithFour) {
   EXPECT_NE(o.out.find("watchdog"), std::string::npos) << o.out;
 }
 
+// One WarpGroup in a 5000-cycle BUBBLE: with --stall-cycles 1000 nothing issues or retires for
+// longer than the limit while its wake-up event is pending, so the run stops as stalled at the
+// cycle of its last issue + 1000, identically in both steppings (docs/reliability.md).
+TEST(Cli, StallExitsWithFiveAtTheSameCycleInBothSteppings) {
+  const fs::path trace = temp_file("stall.trace");
+  std::ofstream(trace) << "grid 1\ncta {\n  warpgroup w regs=32 {\n    BUBBLE 5000\n  }\n}\n";
+  std::string cycles[2];
+  int i = 0;
+  for (const char* stepping : {"event", "reference"}) {
+    const fs::path stats = temp_file(std::string("stall_") + stepping + ".json");
+    Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string() +
+                      " --stall-cycles 1000 --stepping " + stepping + " --stats " + stats.string());
+    EXPECT_EQ(o.exit_code, 5) << o.out;
+    EXPECT_NE(o.out.find("stalled at cycle"), std::string::npos) << o.out;
+    const json::object kernel = read_json(stats).at("kernel").as_object();
+    EXPECT_EQ(kernel.at("outcome").as_string(), "stalled");
+    EXPECT_GE(kernel.at("cycles").as_int64(), 1000);
+    EXPECT_LT(kernel.at("cycles").as_int64(), 1100);
+    cycles[i++] = json::serialize(kernel.at("cycles"));
+  }
+  EXPECT_EQ(cycles[0], cycles[1]);
+  // Without the limit the same trace completes.
+  EXPECT_EQ(simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string()).exit_code, 0);
+}
+
+TEST(Cli, TimeoutExitsWithSix) {
+  Outcome o = simfa("run " + source("configs/h800.toml") +
+                    " -q --workload gemm:m=8192,n=8192,k=8192 --timeout 0.001");
+  EXPECT_EQ(o.exit_code, 6) << o.out;
+  EXPECT_NE(o.out.find("timeout at cycle"), std::string::npos) << o.out;
+}
+
 TEST(Cli, TimelineIsChromeTraceJson) {
   fs::path t = temp_file("timeline.json");
   Outcome o = simfa("run " + source("configs/h800.toml") + " -q --workload " +
