@@ -4,6 +4,7 @@ Run on the device machine (tools/device/run_issue10.sh does):
   python3 attention_suite.py micro OUTDIR     softmax / register-arithmetic microbenchmarks
   python3 attention_suite.py suite OUTDIR     Triton TMA attention (3 tile configs) and cuDNN SDPA
   python3 attention_suite.py variants OUTDIR  the attention loop with one stage left out
+  python3 attention_suite.py ncu OUTDIR SPEC... one launch per point, for ncu (tools/device/run_issue10.sh)
   python3 attention_suite.py list             the shapes, no GPU
 
 Every compiled Triton kernel's TTGIR goes to OUTDIR/ttgir/<name>.ttgir (and its SASS beside it);
@@ -454,6 +455,31 @@ def suite(outdir):
     fh.close()
 
 
+def ncu_points(outdir, specs):
+    """One launch per point for Nsight Compute (no timing, no reference check), in order; the
+    points go to OUTDIR/ncu_points.csv. A spec is IMPL:Z,HQ,HKV,L,D,CAUSAL with IMPL `cudnn` or
+    `triton` (the 128x64, 8-warp, 3-stage config)."""
+    rows = []
+    for spec in specs:
+        impl, shape = spec.split(":")
+        Z, HQ, HKV, L, D, causal = (int(x) for x in shape.split(","))
+        q, k, v = make_inputs(Z, HQ, HKV, L, D, seed=L)
+        if impl == "triton":
+            launch, o, grid, _ = triton_launch(q, k, v, CFGS[0], causal)
+        else:
+            launch, holder = cudnn_launch(q, k, v, causal)
+        launch()
+        torch.cuda.synchronize()
+        rows.append(dict(order=len(rows), impl=impl, Z=Z, HQ=HQ, HKV=HKV, L=L, D=D, causal=causal))
+        print("ncu point", spec, flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+    with open(os.path.join(outdir, "ncu_points.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     cmd, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
@@ -463,6 +489,8 @@ def main():
         suite(outdir)
     elif cmd == "variants":
         variants(outdir)
+    elif cmd == "ncu":
+        ncu_points(outdir, sys.argv[3:])
     else:
         sys.exit("usage: attention_suite.py micro OUT | suite OUT | list")
 

@@ -9,6 +9,7 @@
 #   micro   softmax and register-arithmetic microbenchmarks (attention_suite.py micro)
 #   suite   Triton TMA attention (3 tile configs) and cuDNN SDPA (attention_suite.py suite)
 #   variants  the attention loop with one stage left out (attention_suite.py variants)
+#   ncu     ncu DRAM/L2 traffic of attention across the L2, L 4K-64K (attention_suite.py ncu)
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz. Never changes clocks or
 # any GPU setting: it only reads them.
 set -u
@@ -52,6 +53,20 @@ fi
 if has variants; then
   phase variants
   timeout ${VARIANTS_S:-150} python3 "$HERE/attention_suite.py" variants "$R/attn" || echo "variants rc=$?"
+fi
+if has ncu; then
+  # DRAM and L2 traffic of attention across the L2 (issue 18), one launch per point.
+  phase ncu
+  MET=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second
+  PTS=""
+  for L in 4096 8192 16384 32768 65536; do PTS="$PTS cudnn:1,32,8,$L,128,0 triton:1,32,8,$L,128,0"; done
+  PTS="$PTS cudnn:1,32,8,16384,128,1 cudnn:1,32,8,65536,128,1 cudnn:1,64,8,16384,128,0 cudnn:1,64,8,65536,128,0 cudnn:1,8,8,32768,128,0 cudnn:1,16,16,32768,64,0"
+  timeout ${NCU_S:-400} ncu --clock-control none --cache-control all --replay-mode kernel \
+    --metrics "$MET" -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_attention" \
+    python3 "$HERE/attention_suite.py" ncu "$R/attn" $PTS >"$R/attn/ncu_log.txt" 2>&1 || echo "ncu rc=$?"
+  tail -3 "$R/attn/ncu_log.txt"
+  [ -f "$R/attn/ncu_attention.ncu-rep" ] && ncu --import "$R/attn/ncu_attention.ncu-rep" --csv \
+    --page raw --print-units base >"$R/attn/ncu_attention_raw.csv" 2>/dev/null
 fi
 phase end
 kill "$SMI_PID" 2>/dev/null
