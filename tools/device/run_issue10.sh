@@ -57,6 +57,7 @@ fi
 if has ncu; then
   # DRAM and L2 traffic of attention across the L2 (issue 18), one launch per point.
   phase ncu
+  mkdir -p "$R/attn"
   MET=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second
   PTS=""
   for L in 4096 8192 16384 32768 65536; do PTS="$PTS cudnn:1,32,8,$L,128,0 triton:1,32,8,$L,128,0"; done
