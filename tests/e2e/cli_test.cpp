@@ -137,7 +137,7 @@ TEST(Cli, StatsFileHoldsTheContract) {
 }
 
 TEST(Cli, EventTimeIsTheSpanPlusTheLaunchOverhead) {
-  fs::path plain = temp_file("span.json"), timed = temp_file("event.json");
+  fs::path plain = temp_file("launch_span.json"), timed = temp_file("launch_event.json");
   const std::string run = "run " + source("configs/h800.toml") + " -q --workload " +
                           source("examples/traces/gemm_grid.trace");
   ASSERT_EQ(simfa(run + " --stats " + plain.string()).exit_code, 0);
