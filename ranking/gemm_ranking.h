@@ -12,16 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "analytical/gpu.h"
+
 namespace simfa::ranking {
 
-/// What the ranking reads of the GPU: the manifest's [gpu] table.
-struct RankGpu {
-  int sm_count = 0;
-  double clock_mhz = 0;
-  double l2_bytes = 0;
-  int l2_partitions = 1;      ///< the capacity panels can count on is l2_bytes / l2_partitions
-  double dram_bandwidth = 0;  ///< bytes per second
-  double mma_flops_per_cycle_per_sm = 0;  ///< dense FP16 tensor-core FLOPs
+/// What the ranking reads of the GPU: the analytical model's view of the manifest's [gpu]
+/// table (l2_partitions: the capacity panels can count on is l2_bytes / l2_partitions) and the
+/// residency limits.
+struct RankGpu : analytical::AnalyticalGpu {
   std::int64_t smem_per_sm_bytes = 0;
   std::int64_t regs_per_sm = 0;
   int max_ctas_per_sm = 0;

@@ -237,18 +237,25 @@ struct AnalyzeArgs {
   bool json = false;
 };
 
+// The analytical model's view of a manifest's [gpu] table (analyze and rank read it).
+simfa::analytical::AnalyticalGpu analytical_gpu(const Manifest& m) {
+  simfa::analytical::AnalyticalGpu gpu;
+  gpu.sm_count = m.gpu.sm_count;
+  gpu.clock_mhz = m.gpu.clock_mhz;
+  gpu.l2_bytes = static_cast<double>(m.l2_bytes);
+  gpu.l2_partitions = m.l2_partitions;
+  gpu.dram_bandwidth = m.dram_bandwidth;
+  gpu.l2_bandwidth = m.l2_bandwidth;
+  gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  return gpu;
+}
+
 int cmd_analyze(const AnalyzeArgs& a) {
   LoadedManifest loaded;
   load(loaded, a.manifest, a.sets);
   const Manifest& m = loaded.manifest;
   simfa::apps::AnalyzeRequest request;
-  request.gpu.sm_count = m.gpu.sm_count;
-  request.gpu.clock_mhz = m.gpu.clock_mhz;
-  request.gpu.l2_bytes = static_cast<double>(m.l2_bytes);
-  request.gpu.l2_partitions = m.l2_partitions;
-  request.gpu.dram_bandwidth = m.dram_bandwidth;
-  request.gpu.l2_bandwidth = m.l2_bandwidth;
-  request.gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  request.gpu = analytical_gpu(m);
   request.gpu_name = m.gpu.name;
   request.workload_spec = a.workload;
   request.sweeps = a.sweeps;
@@ -271,12 +278,7 @@ int cmd_rank(const RankArgs& a) {
   load(loaded, a.manifest, a.sets);
   const Manifest& m = loaded.manifest;
   simfa::apps::RankRequest request;
-  request.gpu.sm_count = m.gpu.sm_count;
-  request.gpu.clock_mhz = m.gpu.clock_mhz;
-  request.gpu.l2_bytes = static_cast<double>(m.l2_bytes);
-  request.gpu.l2_partitions = m.l2_partitions;
-  request.gpu.dram_bandwidth = m.dram_bandwidth;
-  request.gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  static_cast<simfa::analytical::AnalyticalGpu&>(request.gpu) = analytical_gpu(m);
   request.gpu.smem_per_sm_bytes = m.gpu.smem_per_sm_bytes;
   request.gpu.regs_per_sm = m.gpu.regs_per_sm;
   request.gpu.max_ctas_per_sm = m.gpu.max_ctas_per_sm;
