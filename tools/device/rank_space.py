@@ -41,7 +41,6 @@ import statistics
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 import traceback
 
@@ -133,43 +132,8 @@ def worker(idx, nw, cfgs_sel, out_jsonl):
             f.flush()
 
 
-class Sampler:
-    def __init__(self, nvml, period=0.01):
-        self.nvml, self.period, self.samples = nvml, period, []
-        self._stop = threading.Event()
-        self._t = None
-
-    def __enter__(self):
-        if self.nvml is not None:
-            self._t = threading.Thread(target=self._run, daemon=True)
-            self._t.start()
-        return self
-
-    def _run(self):
-        import pynvml
-        while not self._stop.is_set():
-            try:
-                sm = pynvml.nvmlDeviceGetClockInfo(self.nvml, pynvml.NVML_CLOCK_SM)
-                pw = pynvml.nvmlDeviceGetPowerUsage(self.nvml) / 1000.0
-                self.samples.append((sm, pw))
-            except Exception:
-                pass
-            time.sleep(self.period)
-
-    def __exit__(self, *a):
-        self._stop.set()
-        if self._t:
-            self._t.join()
-
-    def stats(self):
-        if not self.samples:
-            return dict(nvml_sm_mhz_med="", nvml_sm_mhz_min="", power_w_med="", power_w_max="",
-                        nvml_samples=0)
-        sm = [s[0] for s in self.samples]
-        pw = [s[1] for s in self.samples]
-        return dict(nvml_sm_mhz_med=statistics.median(sm), nvml_sm_mhz_min=min(sm),
-                    power_w_med=round(statistics.median(pw), 1), power_w_max=round(max(pw), 1),
-                    nvml_samples=len(sm))
+SAMPLER_COLUMNS = ("nvml_sm_mhz_med", "nvml_sm_mhz_min", "power_w_med", "power_w_max",
+                   "nvml_samples")
 
 
 def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms, queued_reps=0):
@@ -231,12 +195,7 @@ def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms, queued_reps=0):
     import triton
     sys.path.insert(0, here)
     import triton_kernels as tk
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        nvml = pynvml.nvmlDeviceGetHandleByIndex(0)
-    except Exception:
-        nvml = None
+    import gemm_suite as gs  # its NVML Sampler
     meta = dict(torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
                 gpu=torch.cuda.get_device_name(0), props=str(torch.cuda.get_device_properties(0)),
                 warmup_ms=warmup_ms, rep_ms=rep_ms, workers=nw, shapes=shapes,
@@ -278,7 +237,7 @@ def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms, queued_reps=0):
         out_ = cc.float()
         err = float("inf") if torch.isnan(out_).any() else (
             (out_ - ref).norm() / ref.norm()).item()
-        with Sampler(nvml) as smp:
+        with gs.Sampler() as smp:
             if queued_reps:
                 q = time_queued(launch, queued_reps)
             else:
@@ -291,7 +250,7 @@ def run(out, shapes, cfgs_sel, budget, warmup_ms, rep_ms, queued_reps=0):
                    dobench_p20_us=round(q[2] * 1000, 3), dobench_p80_us=round(q[3] * 1000, 3),
                    rel_err=f"{err:.2e}", pass_no=pass_no, order_index=oi,
                    t_unix=round(time.time(), 3))
-        row.update(smp.stats())
+        row.update({k: v for k, v in smp.stats().items() if k in SAMPLER_COLUMNS})
         w.writerow(row)
         fh.flush()
         del cc

@@ -109,6 +109,18 @@ def pattern(kind):
     return {"f16": "0x3c003c00u", "bf16": "0x3f803f80u", "e4m3": "0x38383838u"}[kind.split("_")[0]]
 
 
+def operands(kind, a_tweaks):
+    """A kernel's operands: shared memory filled with the kind's pattern, the A (at 0) and B (at
+    8 KiB) descriptors, and A's four registers (the pattern with `a_tweaks` applied)."""
+    a = ", ".join(pattern(kind) + t for t in a_tweaks)
+    return f"""  extern __shared__ __align__(1024) unsigned char smem[];
+  fill_smem(smem, {pattern(kind)});
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const uint64_t da = smem_desc(base), db = smem_desc(base + 8192);
+  uint32_t ar[4] = {{{a}}};
+"""
+
+
 def rate_kernel(name, n, kind, nacc):
     regs = n // 2
     accs = ["d0", "d1"][:nacc]
@@ -122,12 +134,7 @@ def rate_kernel(name, n, kind, nacc):
     fences = " ".join(fence(a, n) for a in accs)
     return f"""
 __global__ void {name}(int iters, long long* out) {{
-  extern __shared__ __align__(1024) unsigned char smem[];
-  fill_smem(smem, {pattern(kind)});
-  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint64_t da = smem_desc(base), db = smem_desc(base + 8192);
-  uint32_t ar[4] = {{{pattern(kind)}, {pattern(kind)} ^ 1u, {pattern(kind)} ^ 2u, {pattern(kind)} ^ 3u}};
-  {decl} {init}
+{operands(kind, ("", " ^ 1u", " ^ 2u", " ^ 3u"))}  {decl} {init}
   __syncthreads();
   const long long t0 = clock64(); const uint64_t g0 = gtimer();
   wg_fence(); {fences}
@@ -152,12 +159,7 @@ def latency_kernel(name, n, kind, chain):
     body = " ".join(wgmma_asm(n, kind, "d0") for _ in range(chain))
     return f"""
 __global__ void {name}(int reps, long long* out) {{
-  extern __shared__ __align__(1024) unsigned char smem[];
-  fill_smem(smem, {pattern(kind)});
-  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint64_t da = smem_desc(base), db = smem_desc(base + 8192);
-  uint32_t ar[4] = {{{pattern(kind)}, {pattern(kind)}, {pattern(kind)}, {pattern(kind)}}};
-  float d0[{regs}]; for (int i = 0; i < {regs}; ++i) d0[i] = 0.f;
+{operands(kind, ("", "", "", ""))}  float d0[{regs}]; for (int i = 0; i < {regs}; ++i) d0[i] = 0.f;
   float s = 0.f;
   for (int r = 0; r < reps; ++r) {{
     __syncwarp();
