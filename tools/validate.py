@@ -700,6 +700,44 @@ def build_tma_bandwidth(ctx, fast):
     return points, notes
 
 
+# lrc_merge ---------------------------------------------------------------------------------------
+
+# lrc_merge.csv's cases of each kind, bulk copies: two SMs of a GPC (1), of two GPCs (21), the
+# second SM 3200 cycles late (30), all 132 SMs (53).
+LRC_FAST = {1, 21, 30, 53}
+
+
+def build_lrc_merge(ctx, fast):
+    """lrc_merge.csv's cold rows (ncu --cache-control all): the read sectors the L2 slices got
+    from the SMs against memory.llc_read_bytes / 32 of examples/microbench/lrc_merge.trace, the
+    participants given per GPC (gpc_counts), as h200.toml's coalescer groups the SMs; a late
+    participant is every one but the first (the cases delay one SM of a pair)."""
+    rows = read_csv(H200 / "lrc_merge.csv", required=("set", "mode", "l2", "sms", "gpc_counts",
+                                                      "delays_cycles", "lts_tex_read_sectors", "sm_mhz"))
+    points, notes = [], ["the warm rows (an L2-resident region) have no simulated twin: the trace "
+                         "cannot warm the L2 without the warming reads counting"]
+    for row in rows:
+        if row.text("l2") != "cold":
+            continue
+        kind, sms, delays = row.text("set"), row.text("sms"), row.text("delays_cycles")
+        if fast and (row.int("case") not in LRC_FAST or row.text("mode") != "bulk"):
+            continue
+        counts = [int(c) for c in row.text("gpc_counts").split(";")]
+        if len(counts) != 8:
+            raise ValidationError(f"{row.where}: gpc_counts has {len(counts)} GPCs, the trace 8")
+        delay = max(int(d) for d in delays.split(";"))
+        defines = " ".join([f"MODE={1 if row.text('mode') == 'tile' else 0}", f"DELAY={delay}"] +
+                           [f"N{g}={n}" for g, n in enumerate(counts)])
+        sim = Sim(trace_workload("lrc_merge.trace", defines), row.num("sm_mhz"), 0.02 * sum(counts))
+        label = f"{kind} {row.text('mode')} SMs {sms if len(sms) <= 12 else sms[:9] + '...'}"
+        if delay:
+            label += f" +{delay}"
+        points.append(Point("l2_tex_read_sectors", label, row.where, row.num("sm_mhz"),
+                            row.num("lts_tex_read_sectors"), (sim,),
+                            lambda s: (s[0]["memory"]["llc_read_bytes"] / 32, "memory.llc_read_bytes / 32")))
+    return points, notes
+
+
 # attention_triton -------------------------------------------------------------------------------
 
 ATTENTION = H200 / "attention"
@@ -816,12 +854,17 @@ SUITES = {s.name: s for s in [
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
            for mode in ("warm", "cold") for b in (128, 16)},
           build_tma_chase),
+    Suite("lrc_merge", "reads of the same lines by several SMs, validation/h200/lrc_merge.csv "
+          "(examples/microbench/lrc_merge.trace)", ["lrc_merge.csv"],
+          {"l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum, cold L2",
+                                         fmt="{:.0f}")},
+          build_lrc_merge),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro"]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro", "lrc_merge"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------
@@ -991,6 +1034,9 @@ def parse_args(argv):
                    help="GEMM routes to compare: static (TTGIR), gemm (the generator), trace (Proton traces)")
     p.add_argument("--cache", help="keep each simulation's stats in this directory and reuse them (keyed on "
                    "the binary, its plugins, the manifest, the workload and the clock): a rerun resumes")
+    p.add_argument("--max-cost", type=float, metavar="SECONDS",
+                   help="leave out the points whose simulations are estimated to take longer than this "
+                        "(a quick look at a large suite; the thresholds still apply, to the rest)")
     p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
     p.add_argument("--progress", action="store_true", default=None,
                    help="a line per finished simulation on stderr (default: when stderr is a terminal)")
@@ -1036,6 +1082,12 @@ def main(argv):
             skipped.append(f"{name}: skipped, {rel(H200 / missing[0])} is not committed yet")
             continue
         points, notes = suite.build(ctx, args.fast)
+        if args.max_cost is not None:
+            kept = [p for p in points if sum(sim.cost for sim in p.sims) <= args.max_cost]
+            if len(kept) < len(points):
+                skipped.append(f"{name}: {len(points) - len(kept)} of {len(points)} comparisons left out "
+                               f"(--max-cost {args.max_cost:g}: estimated to simulate longer)")
+            points = kept
         built.append((suite, points, notes))
 
     t0 = time.monotonic()
