@@ -103,7 +103,23 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
   const std::int64_t g = std::gcd(C, P);
   const std::int64_t straddled = (W - 1) - (W - 1) / (C / g);
   if (straddled == 0) return {};
+  // The mean heads of a wave: sum_w n_w = sum over waves of floor((end - 1) / C) - floor(start / C)
+  // + 1, the last wave ending at T.
+  const double head_sum = static_cast<double>(W) + static_cast<double>(floor_sum(W - 1, C, P, P - 1)) +
+                          static_cast<double>((T - 1) / C) - static_cast<double>(floor_sum(W, C, P, 0));
+  const double mean_heads = head_sum / static_cast<double>(W);
   KvRefetch out;
+  // Shortcuts where the survival is the same at every boundary: a window of P CTAs holds
+  // between floor(P / C) (at least 1) and ceil(P / C) + 1 heads, the last (shorter) wave at least
+  // floor(its CTAs / C).
+  const std::int64_t last_ctas = T - (W - 1) * P;
+  const double fewest = static_cast<double>(std::max<std::int64_t>(1, last_ctas / C));
+  const double most = static_cast<double>(ceil_div(P, C) + 1);
+  if (most * q_hi * kvh + tile_bytes <= kSurvivalOnset * c_eff ||
+      fewest * q_lo * kvh + tile_bytes >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
+    out.bytes = static_cast<double>(straddled) * lost(mean_heads, mean_heads, out.mean_distance);
+    return out;
+  }
   if (C >= 2 * P) {
     // A wave holds one head, or two when a head starts strictly inside it (delta_w = 1); two
     // such waves are never adjacent, and no wave next to one sits on a head start. So a straddled
@@ -114,8 +130,7 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
     const std::int64_t mixed = 2 * inside - (last_heads - 1);
     const std::int64_t single = straddled - mixed;
     double d11 = 0, d12 = 0;
-    out.bytes = static_cast<double>(single) * lost(1, 1, d11) +
-                static_cast<double>(mixed) * lost(1, 2, d12);
+    out.bytes = static_cast<double>(single) * lost(1, 1, d11) + static_cast<double>(mixed) * lost(1, 2, d12);
     out.mean_distance = (static_cast<double>(single) * d11 + static_cast<double>(mixed) * d12) /
                         static_cast<double>(straddled);
     return out;
@@ -123,29 +138,23 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
   // Shorter heads: waves hold many, so the count per wave varies little; walk the waves while
   // they are few, else take the mean head count for every boundary.
   constexpr std::int64_t kWalkedWaves = 256;
-  if (W <= kWalkedWaves) {
-    double distance_sum = 0;
-    auto heads = [&](std::int64_t a) { return (std::min(a + P, T) - 1) / C - a / C + 1; };
-    std::int64_t prev = heads(0);
-    for (std::int64_t w = 1; w < W; ++w) {
-      const std::int64_t next = heads(w * P);
-      if ((w * P) % C != 0) {
-        double d = 0;
-        out.bytes += lost(static_cast<double>(prev), static_cast<double>(next), d);
-        distance_sum += d;
-      }
-      prev = next;
-    }
-    out.mean_distance = distance_sum / static_cast<double>(straddled);
+  if (W > kWalkedWaves) {
+    out.bytes = static_cast<double>(straddled) * lost(mean_heads, mean_heads, out.mean_distance);
     return out;
   }
-  // sum_w n_w = sum over waves of floor((end - 1) / C) - floor(start / C) + 1, the last wave ending
-  // at T.
-  const double head_sum =
-      static_cast<double>(W) + static_cast<double>(floor_sum(W - 1, C, P, P - 1)) +
-      static_cast<double>((T - 1) / C) - static_cast<double>(floor_sum(W, C, P, 0));
-  const double mean_heads = head_sum / static_cast<double>(W);
-  out.bytes = static_cast<double>(straddled) * lost(mean_heads, mean_heads, out.mean_distance);
+  double distance_sum = 0;
+  auto heads = [&](std::int64_t a) { return (std::min(a + P, T) - 1) / C - a / C + 1; };
+  std::int64_t prev = heads(0);
+  for (std::int64_t w = 1; w < W; ++w) {
+    const std::int64_t next = heads(w * P);
+    if ((w * P) % C != 0) {
+      double d = 0;
+      out.bytes += lost(static_cast<double>(prev), static_cast<double>(next), d);
+      distance_sum += d;
+    }
+    prev = next;
+  }
+  out.mean_distance = distance_sum / static_cast<double>(straddled);
   return out;
 }
 

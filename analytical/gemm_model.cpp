@@ -169,7 +169,8 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   // that distance (analytical/llc_survival.h); the inclusion-exclusion over the launch order's
   // contiguous ranges keeps every count exact, clipped panels included.
   std::int64_t panel_fetches = 0;
-  double prev_bytes = 0, prev_tiles = 0, seen_bytes = 0, distance_sum = 0;
+  double prev_bytes = 0, prev_tiles = 0, distance_sum = 0, seen_bytes = 0;
+  std::int64_t seen_end = -1;  // the launch-order prefix seen_bytes covers
   std::int64_t prev_start = 0;
   for (std::int64_t a = 0; a < r.ctas; a += P) {
     const std::int64_t b = std::min(a + P, r.ctas);
@@ -183,17 +184,24 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
       r.working_set_operand_bytes = bytes;
       r.dram_read_bytes = bytes;
       seen_bytes = bytes;
+      seen_end = b;
     } else {
-      const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
-      const double seen = panel.bytes(panels(0, b));
-      const double fresh = seen - seen_bytes;
-      const double older = std::max(0.0, bytes - shared - fresh);
       const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
       const double c_eff = r.effective_llc_bytes;
-      r.dram_read_bytes += fresh + shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
-                           older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
       if (a == P) distance_sum = (d0 + d1) / 2;
-      seen_bytes = seen;
+      if (std::min(d0, d1) >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
+        r.dram_read_bytes += bytes;  // nothing survives: new, shared and older panels alike are fetched
+      } else {
+        // panels(0, a) is the previous wave's panels(0, b) when that was needed.
+        const double before = seen_end == a ? seen_bytes : panel.bytes(panels(0, a));
+        seen_bytes = panel.bytes(panels(0, b));
+        seen_end = b;
+        const double fresh = seen_bytes - before;
+        const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
+        const double older = std::max(0.0, bytes - shared - fresh);
+        r.dram_read_bytes += fresh + shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
+                             older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
+      }
     }
     r.gemm.a_wave_read_bytes += a_bytes;
     r.gemm.b_wave_read_bytes += b_bytes;

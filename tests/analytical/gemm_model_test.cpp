@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analytical/floor_sum.h"
+#include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "test_gpus.h"
 
@@ -138,6 +139,85 @@ TEST(GemmModel, WavePanelsMatchBruteForce) {
     ASSERT_EQ(r.gemm.b_wave_read_bytes, b_bytes) << M << " " << N << " " << sms;
     ASSERT_EQ(r.wave_factor, static_cast<double>(fetches) / static_cast<double>(m_t + n_t));
   }
+}
+
+// The survival model against sets of panels: wave w+1's panels split into those no earlier wave
+// used (fetched), those wave w used (surviving by the mean survival over a stack distance from
+// F_w + T_w to F_{w+1} + T_w) and older ones (one wave's panels F_w more in between).
+TEST(GemmModel, SurvivalMatchesBruteForce) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::int64_t M = 1 + rng() % 3000, N = 1 + rng() % 3000, K = 1 + rng() % 500;
+    const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
+    const int sms = 1 + static_cast<int>(rng() % 40);
+    GemmShape s = gemm(M, N, K, raster);
+    s.block_m = 64 * (1 + rng() % 3);
+    s.block_n = 64 * (1 + rng() % 3);
+    const double llc = static_cast<double>(10000 + rng() % 4000000);
+    const AnalyticalResult r = analyze_gemm(toy(sms, llc), s);
+
+    const std::int64_t m_t = ceil_div(M, s.block_m), n_t = ceil_div(N, s.block_n);
+    const std::int64_t g = raster == Raster::grouped ? kGroupedRasterRows : 1;
+    auto a_bytes = [&](std::int64_t row) { return static_cast<double>(std::min(s.block_m, M - row * s.block_m) * K * 2); };
+    auto b_bytes = [&](std::int64_t col) { return static_cast<double>(std::min(s.block_n, N - col * s.block_n) * K * 2); };
+    std::set<std::int64_t> seen_rows, seen_cols, prev_rows, prev_cols;
+    double dram = 0, prev_bytes = 0, prev_tiles = 0;
+    for (std::int64_t start = 0; start < m_t * n_t; start += sms) {
+      const std::int64_t end = std::min<std::int64_t>(start + sms, m_t * n_t);
+      std::set<std::int64_t> rows, cols;
+      for (std::int64_t pid = start; pid < end; ++pid) {
+        const auto [row, col] = tile_of(pid, m_t, n_t, g);
+        rows.insert(row);
+        cols.insert(col);
+      }
+      double bytes = 0, fresh = 0, shared = 0;
+      for (std::int64_t row : rows) {
+        bytes += a_bytes(row);
+        if (!seen_rows.count(row)) fresh += a_bytes(row);
+        else if (prev_rows.count(row)) shared += a_bytes(row);
+      }
+      for (std::int64_t col : cols) {
+        bytes += b_bytes(col);
+        if (!seen_cols.count(col)) fresh += b_bytes(col);
+        else if (prev_cols.count(col)) shared += b_bytes(col);
+      }
+      const double older = bytes - fresh - shared;
+      const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
+      dram += start == 0 ? bytes
+                         : fresh + shared * (1 - mean_llc_survival(d0, d1, llc)) +
+                               older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, llc));
+      seen_rows.insert(rows.begin(), rows.end());
+      seen_cols.insert(cols.begin(), cols.end());
+      prev_rows = rows;
+      prev_cols = cols;
+      prev_bytes = bytes;
+      prev_tiles = static_cast<double>((end - start) * s.block_m * s.block_n * 2);
+    }
+    ASSERT_NEAR(r.dram_read_bytes, dram, 1e-9 * dram) << M << " " << N << " " << K << " " << sms << " " << llc;
+    ASSERT_GE(r.dram_read_bytes, r.dram_ideal_read_bytes * (1 - 1e-12));
+    ASSERT_LE(r.dram_read_bytes, r.dram_wave_read_bytes * (1 + 1e-12));
+  }
+}
+
+// CTAs per SM follow from shared memory: Triton's 128x128x64 in 3 stages takes 3 x 32 KiB of A
+// and B tiles and 24 B of mbarriers, 98328 B (ncu's launch__shared_mem_per_block_dynamic in
+// validation/h200/gemm_ncu.csv); with the 1 KiB the runtime reserves, two fit 228 KiB. 128x256
+// (147480 B) fits once, as ncu's launch__occupancy_limit_shared_mem says for both.
+TEST(GemmModel, CtasPerSmFromSharedMemory) {
+  AnalyticalGpu gpu = h800();
+  gpu.smem_per_sm = 233472;
+  const AnalyticalResult r = analyze_gemm(gpu, gemm(4096, 4096, 4096));
+  EXPECT_EQ(r.gemm.smem_bytes, 98328);
+  EXPECT_EQ(r.gemm.ctas_per_sm, 2);
+  EXPECT_EQ(r.ctas_per_wave, 264);
+  EXPECT_EQ(r.waves, 4);
+  GemmShape wide = gemm(4096, 4096, 4096);
+  wide.block_n = 256;
+  const AnalyticalResult w = analyze_gemm(gpu, wide);
+  EXPECT_EQ(w.gemm.smem_bytes, 147480);
+  EXPECT_EQ(w.gemm.ctas_per_sm, 1);
+  // Without the GPU's shared memory: one CTA per SM, as before.
+  EXPECT_EQ(analyze_gemm(h800(), gemm(4096, 4096, 4096)).ctas_per_wave, 132);
 }
 
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
