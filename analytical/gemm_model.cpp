@@ -197,10 +197,13 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
         seen_bytes = panel.bytes(panels(0, b));
         seen_end = b;
         const double fresh = seen_bytes - before;
-        const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
-        const double older = std::max(0.0, bytes - shared - fresh);
-        r.dram_read_bytes += fresh + shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
-                             older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
+        r.dram_read_bytes += fresh;
+        if (std::max(d0, d1) + prev_bytes > kSurvivalOnset * c_eff) {  // else every re-use survives
+          const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
+          const double older = std::max(0.0, bytes - shared - fresh);
+          r.dram_read_bytes += shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
+                               older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
+        }
       }
     }
     r.gemm.a_wave_read_bytes += a_bytes;
