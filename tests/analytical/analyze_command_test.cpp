@@ -76,7 +76,9 @@ TEST(AnalyzeCommand, JsonMatchesTheModel) {
   const analytical::AnalyticalResult expected = analytical::analyze(
       r.gpu, analytical::resolve_workload(analytical::parse_workload_spec(r.workload_spec)));
   const boost::json::object& result = doc.at("result").as_object();
-  EXPECT_EQ(result.at("dram_bytes").as_double(), expected.dram_bytes());
+  // A fractional byte count (a partial survival) parses back within an ulp or so: Boost.JSON's
+  // default number parsing is not correctly rounded.
+  EXPECT_DOUBLE_EQ(result.at("dram_bytes").as_double(), expected.dram_bytes());
   EXPECT_EQ(result.at("llc_read_bytes").as_double(), expected.llc_read_bytes);
   EXPECT_EQ(result.at("regime").as_string(), analytical::regime_name(expected.regime));
   EXPECT_EQ(result.at("bound").as_string(), analytical::bound_name(expected.bound));
