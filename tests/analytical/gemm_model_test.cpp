@@ -109,15 +109,30 @@ std::pair<std::int64_t, std::int64_t> tile_of(std::int64_t pid, std::int64_t m_t
   return {first + local % rows, local / rows};
 }
 
+/// A random GEMM for the brute-force tests: M, N below max_mn, K below max_k, either raster, tiles
+/// of 64 to 192, on 1 to max_sms SMs.
+struct RandomGemm {
+  GemmShape shape;
+  int sms;
+};
+RandomGemm random_gemm(std::mt19937_64& rng, std::int64_t max_mn, std::int64_t max_k, int max_sms) {
+  const std::int64_t M = 1 + static_cast<std::int64_t>(rng() % max_mn);
+  const std::int64_t N = 1 + static_cast<std::int64_t>(rng() % max_mn);
+  const std::int64_t K = 1 + static_cast<std::int64_t>(rng() % max_k);
+  const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
+  const int sms = 1 + static_cast<int>(rng() % max_sms);
+  GemmShape s = gemm(M, N, K, raster);
+  s.block_m = 64 * (1 + static_cast<std::int64_t>(rng() % 3));
+  s.block_n = 64 * (1 + static_cast<std::int64_t>(rng() % 3));
+  return {s, sms};
+}
+
 TEST(GemmModel, WavePanelsMatchBruteForce) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 3000; ++trial) {
-    const std::int64_t M = 1 + rng() % 2000, N = 1 + rng() % 2000, K = 1 + rng() % 300;
-    const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
-    const int sms = 1 + static_cast<int>(rng() % 50);
-    GemmShape s = gemm(M, N, K, raster);
-    s.block_m = 64 * (1 + rng() % 3);
-    s.block_n = 64 * (1 + rng() % 3);
+    const auto [s, sms] = random_gemm(rng, 2000, 300, 50);
+    const std::int64_t M = s.m, N = s.n, K = s.k;
+    const Raster raster = s.raster;
     const AnalyticalResult r = analyze_gemm(toy(sms, 1e12), s);
 
     const std::int64_t m_t = ceil_div(M, s.block_m), n_t = ceil_div(N, s.block_n);
@@ -147,12 +162,9 @@ TEST(GemmModel, WavePanelsMatchBruteForce) {
 TEST(GemmModel, SurvivalMatchesBruteForce) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 2000; ++trial) {
-    const std::int64_t M = 1 + rng() % 3000, N = 1 + rng() % 3000, K = 1 + rng() % 500;
-    const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
-    const int sms = 1 + static_cast<int>(rng() % 40);
-    GemmShape s = gemm(M, N, K, raster);
-    s.block_m = 64 * (1 + rng() % 3);
-    s.block_n = 64 * (1 + rng() % 3);
+    const auto [s, sms] = random_gemm(rng, 3000, 500, 40);
+    const std::int64_t M = s.m, N = s.n, K = s.k;
+    const Raster raster = s.raster;
     const double llc = static_cast<double>(10000 + rng() % 4000000);
     const AnalyticalResult r = analyze_gemm(toy(sms, llc), s);
 
