@@ -636,7 +636,8 @@ def build_gemm_ncu(ctx, fast):
 # tiles, one CTA per SM by shared memory). Both stream Q tiles in the fa3 model's launch order.
 ATTENTION_TILES = {"cudnn": (128, 128), "triton": (128, 64)}
 ANALYTICAL_GEMM_FAST = {(3072, 3072, 3072, 128, 128), (4096, 4096, 4096, 64, 128), (8192, 8192, 2048, 64, 128),
-                        (4096, 14336, 4096, 128, 256), (1024, 1024, 1024, 128, 128), (1000, 4000, 3000, 64, 128)}
+                        (4096, 14336, 4096, 128, 256), (1024, 1024, 1024, 128, 128), (1000, 4000, 3000, 64, 128),
+                        (16384, 16384, 2048, 128, 128)}   # the last from gemm_ncu_cliff.csv
 ANALYTICAL_ATTENTION_FAST = {4, 6, 8, 11, 14}   # ncu_points.csv orders: 16K, 32K, 64K, causal 64K, MHA 32K
 
 
