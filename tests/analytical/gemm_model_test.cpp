@@ -163,15 +163,12 @@ TEST(GemmModel, SurvivalMatchesBruteForce) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto [s, sms] = random_gemm(rng, 3000, 500, 40);
-    const std::int64_t M = s.m, N = s.n, K = s.k;
-    const Raster raster = s.raster;
     const double llc = static_cast<double>(10000 + rng() % 4000000);
     const AnalyticalResult r = analyze_gemm(toy(sms, llc), s);
-
-    const std::int64_t m_t = ceil_div(M, s.block_m), n_t = ceil_div(N, s.block_n);
-    const std::int64_t g = raster == Raster::grouped ? kGroupedRasterRows : 1;
-    auto a_bytes = [&](std::int64_t row) { return static_cast<double>(std::min(s.block_m, M - row * s.block_m) * K * 2); };
-    auto b_bytes = [&](std::int64_t col) { return static_cast<double>(std::min(s.block_n, N - col * s.block_n) * K * 2); };
+    const std::int64_t m_t = r.gemm.tiles_m, n_t = r.gemm.tiles_n;
+    const std::int64_t g = s.raster == Raster::grouped ? kGroupedRasterRows : 1;
+    auto a_bytes = [&](std::int64_t row) { return static_cast<double>(std::min(s.block_m, s.m - row * s.block_m) * s.k * 2); };
+    auto b_bytes = [&](std::int64_t col) { return static_cast<double>(std::min(s.block_n, s.n - col * s.block_n) * s.k * 2); };
     std::set<std::int64_t> seen_rows, seen_cols, prev_rows, prev_cols;
     double dram = 0, prev_bytes = 0, prev_tiles = 0;
     for (std::int64_t start = 0; start < m_t * n_t; start += sms) {
@@ -205,7 +202,7 @@ TEST(GemmModel, SurvivalMatchesBruteForce) {
       prev_bytes = bytes;
       prev_tiles = static_cast<double>((end - start) * s.block_m * s.block_n * 2);
     }
-    ASSERT_NEAR(r.dram_read_bytes, dram, 1e-9 * dram) << M << " " << N << " " << K << " " << sms << " " << llc;
+    ASSERT_NEAR(r.dram_read_bytes, dram, 1e-9 * dram) << s.m << " " << s.n << " " << s.k << " " << sms << " " << llc;
     ASSERT_GE(r.dram_read_bytes, r.dram_ideal_read_bytes * (1 - 1e-12));
     ASSERT_LE(r.dram_read_bytes, r.dram_wave_read_bytes * (1 + 1e-12));
   }
