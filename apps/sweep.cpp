@@ -107,7 +107,14 @@ void resolve_point(const SweepGrid& grid, const SweepGrid::Point& p, const Plugi
                    Manifest& manifest, ComponentConfig& workload) {
   const ManifestDocument doc = read_manifest(grid.manifest(), parse_overrides(p.sets));
   manifest = resolve_manifest(doc, host);
-  workload = parse_workload_spec(p.workload, host);
+  try {
+    workload = parse_workload_spec(p.workload, host);
+  } catch (const ManifestError& e) {
+    // The columns of a --workload error count in the point's spec, workload.KEY applied.
+    std::vector<std::string> messages = e.messages;
+    messages.push_back("note: the point's workload is '" + p.workload + "'");
+    throw ManifestError(std::move(messages));
+  }
 }
 
 }  // namespace
