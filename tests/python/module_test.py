@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks of the `simfa` Python module (docs/sweeps.md), against the CLI.
 
-    module_test.py SIMFA CASE      CASE: run | errors | sweep | dask
+    module_test.py SIMFA CASE      CASE: run | gil | errors | sweep | dask
 
 PYTHONPATH must hold the module (build/<preset>/python). Exit 0 passes, 1 fails, 77 skips: the
 module cannot be imported (a sanitized build without the ASan runtime preloaded), or, for dask,
@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -74,6 +75,32 @@ def case_run(simfa, binary, tmp):
     ranked = simfa.rank(os.path.join(ROOT, "configs", "h200.toml"), "gemm:m=4096,n=4096,k=4096")
     assert [r["rank"] for r in ranked[:3]] == [1, 2, 3], ranked[:3]
     assert ranked[0]["predicted_us"] <= ranked[1]["predicted_us"], ranked[:2]
+
+
+def case_gil(simfa, binary, tmp):
+    """A Python thread runs while simfa.run simulates: the GIL is released. Held, the spinning
+    thread would stand still for the whole run (one gap as long as the run)."""
+    state = {"stop": False, "gap": 0.0}
+
+    def spin():
+        last = time.perf_counter()
+        while not state["stop"]:
+            now = time.perf_counter()
+            state["gap"] = max(state["gap"], now - last)
+            last = now
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        start = time.perf_counter()
+        simfa.run(H800, "gemm:m=2048,n=1024,k=1024")  # ~0.4 s of CPU
+        took = time.perf_counter() - start
+    finally:
+        state["stop"] = True
+        thread.join()
+    assert took > 0.2, f"the run took {took:.3f} s, too short to tell"
+    assert state["gap"] < took / 2, f"the Python thread stood still {state['gap']:.3f} s of {took:.3f} s"
+    print(f"longest pause of a Python thread during a {took:.2f} s run: {state['gap'] * 1e3:.1f} ms")
 
 
 def case_errors(simfa, binary, tmp):
@@ -183,7 +210,7 @@ def case_dask(simfa, binary, tmp):
     return 0
 
 
-CASES = {"run": case_run, "errors": case_errors, "sweep": case_sweep, "dask": case_dask}
+CASES = {"run": case_run, "gil": case_gil, "errors": case_errors, "sweep": case_sweep, "dask": case_dask}
 
 
 def main():
