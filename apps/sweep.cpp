@@ -1,6 +1,7 @@
 #include "apps/sweep.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -306,6 +307,14 @@ void load_sweep_plugins(PluginHost& host, const SweepGrid& grid,
     }
   }
   if (first) std::rethrow_exception(first);
+}
+
+unsigned usable_cores() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&cpus));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 void run_sweep(const SweepGrid& grid, const std::vector<std::size_t>& points,

@@ -109,6 +109,10 @@ void load_sweep_plugins(kernel::PluginHost& host, const SweepGrid& grid,
                         const std::vector<std::size_t>& points,
                         const std::filesystem::path& plugin_dir = {});
 
+/// The CPUs this process may run on (its affinity mask: a Slurm allocation, taskset), at least 1:
+/// the default number of threads.
+unsigned usable_cores();
+
 /// Runs `points` (indices into the grid, ascending) on `jobs` threads. `on_row` is called on the
 /// calling thread for every row in the order of `points`, as soon as it and every row before it
 /// are done; `on_progress(done)` after every point, in completion order.

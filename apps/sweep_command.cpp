@@ -15,7 +15,6 @@
 #include <iterator>
 #include <memory>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "apps/sweep.h"
@@ -96,8 +95,6 @@ ExistingRows read_existing(const std::string& path, const SweepGrid& grid, const
   std::size_t complete = 0;
   auto records = parse_csv(text, &complete);
   if (records.empty()) return out;  // empty, or only a partial header: start afresh
-  // A sweep killed mid-write leaves a partial last line: drop it, its point runs again.
-  if (complete < text.size()) std::filesystem::resize_file(path, complete);
   const std::vector<std::string> columns = sweep_columns(grid);
   if (records.front() != columns)
     throw InputError(SourceLocation{path, 1, 1},
@@ -133,6 +130,8 @@ ExistingRows read_existing(const std::string& path, const SweepGrid& grid, const
     if (!record[error_column].empty()) ++out.failed;
     out.rows.push_back(std::move(record));
   }
+  // A sweep killed mid-write leaves a partial last line: drop it, its point runs again.
+  if (complete < text.size()) std::filesystem::resize_file(path, complete);
   return out;
 }
 
@@ -203,7 +202,7 @@ int run_sweep_command(const SweepRequest& request) {
                      std::string("cannot open for writing: ") + std::strerror(errno));
   bool written = existing.present || std::fputs(header.c_str(), csv.get()) >= 0;
 
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = usable_cores();
   const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(
       request.jobs ? request.jobs : cores, std::max<std::size_t>(points.size(), 1)));
   ProgressBar bar(points.size(), isatty(STDERR_FILENO) != 0);

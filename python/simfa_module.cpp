@@ -5,14 +5,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -205,7 +203,7 @@ std::tuple<std::vector<std::string>, std::vector<std::vector<std::string>>> swee
   SweepOptions options;
   options.timeout_seconds = timeout_seconds;
   std::vector<std::vector<std::string>> rows;
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (jobs == 0) jobs = usable_cores();
   run_sweep(g, points, host, options, jobs,
             [&](SweepRow&& row) { rows.push_back(sweep_row_fields(row)); });
   return {sweep_columns(g), std::move(rows)};
