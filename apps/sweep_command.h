@@ -1,4 +1,4 @@
-// `simfa sweep MANIFEST --workload W [--workload W2 ...] --vary KEY=V1,V2 [--vary ...] [--set ...]
+// `simfa sweep MANIFEST --workload W [--workload W2 ...] [--vary KEY=V1,V2 ...] [--set ...]
 // [--jobs N] [--shard I/N] [--resume] [--timeout S] --csv FILE` (docs/sweeps.md): the cross
 // product of the axes through the simulator on local threads, one CSV row per point in grid
 // order, a progress bar on a terminal.

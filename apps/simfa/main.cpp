@@ -390,11 +390,9 @@ int main(int argc, char** argv) {
       ->add_option("--workload,-w", sw.workloads,
                    "workload, as for run (repeatable: the workloads are the first axis)")
       ->required();
-  sweep
-      ->add_option("--vary", sw.varies,
-                   "an axis: KEY=V1,V2,... with KEY a manifest key (as --set takes it) or "
-                   "workload.KEY (repeatable: the cross product, the last fastest)")
-      ->required();
+  sweep->add_option("--vary", sw.varies,
+                    "an axis: KEY=V1,V2,... with KEY a manifest key (as --set takes it) or "
+                    "workload.KEY (repeatable: the cross product, the last fastest)");
   sweep->add_option("--set", sw.sets, "override a manifest key for every point (repeatable)");
   sweep->add_option("--jobs,-j", sw.jobs, "points simulated at once (default: one per core)")
       ->check(CLI::PositiveNumber);

@@ -5,8 +5,8 @@ cycles and DRAM bytes against the L2 size, one line per (slice hash, seqlen). do
     PYTHONPATH=build/default/python python3 examples/python/l2_sweep.py [--out l2_sweep.png]
         [--scheduler-file FILE]      # run the points on a Dask cluster instead of local threads
 
-4 sizes x 2 hashes x 3 seqlens = 24 simulations; about 2 minutes on 8 cores, most of it the
-seqlen-4096 points.
+4 sizes x 2 hashes x 3 seqlens = 24 simulations, about 2 CPU-minutes (most of it the seqlen-4096
+points): 20-odd seconds on 8 free cores. docs/l2-sweep.png is its output.
 """
 import argparse
 import os
@@ -49,15 +49,16 @@ def main():
 
     fig, (ax_cycles, ax_dram) = plt.subplots(1, 2, figsize=(11, 4.2))
     for hash_name, style in zip(HASHES, ["-", "--"]):
-        for seqlen in SEQLENS:
+        for color, seqlen in enumerate(SEQLENS):
             line = [r for r in rows if r["memory.l2.slice_map.plugin"] == hash_name
                     and r["workload.seqlen"] == seqlen and not r["error"]]
             sizes = [SIZES_MIB[[f"{s}MiB" for s in SIZES_MIB].index(r["memory.l2.size"])]
                      for r in line]
             label = f"{hash_name}, seqlen {seqlen}"
-            ax_cycles.plot(sizes, [r["cycles"] for r in line], style, marker="o", label=label)
+            ax_cycles.plot(sizes, [r["cycles"] for r in line], style, color=f"C{color}", marker="o",
+                           label=label)
             ax_dram.plot(sizes, [(r["dram_read_bytes"] + r["dram_write_bytes"]) / 1e6 for r in line],
-                         style, marker="o", label=label)
+                         style, color=f"C{color}", marker="o", label=label)
     for ax, ylabel in [(ax_cycles, "kernel cycles"), (ax_dram, "DRAM traffic (MB)")]:
         ax.set_xscale("log", base=2)
         ax.set_xticks(SIZES_MIB, [f"{s} MiB" for s in SIZES_MIB])
