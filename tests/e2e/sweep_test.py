@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -79,10 +80,34 @@ def case_grid(binary, tmp):
     # Different points, different results: the rows are not one run repeated.
     assert len({r["cycles"] for r in rows}) == 4, rows
     assert rows[0]["manifest_sha256"] == rows[1]["manifest_sha256"] != rows[2]["manifest_sha256"]
+    # No progress bar when stderr is not a terminal; one when it is.
+    assert p.stderr == "", p.stderr
+    bar = progress_on_a_terminal(binary, os.path.join(tmp, "tty.csv"))
+    assert "\r\x1b[K4/4 points [" + "#" * 30 + "]" in bar, repr(bar)
     # One thread gives the same rows: points share nothing.
     one = os.path.join(tmp, "one.csv")
     sweep(binary, one, "--jobs", "1")
     assert without_wall(read(one)) == without_wall(rows)
+
+
+def progress_on_a_terminal(binary, out):
+    """What `simfa sweep` writes to stderr when stderr is a pseudo-terminal."""
+    leader, follower = pty.openpty()
+    p = subprocess.Popen([binary, "sweep", H800, "-w", WORKLOAD, *VARY, "--csv", out],
+                         stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(leader)
+    assert p.wait() == 0
+    return text.decode()
 
 
 def case_shards(binary, tmp):
