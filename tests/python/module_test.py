@@ -92,13 +92,19 @@ def case_gil(simfa, binary, tmp):
     thread = threading.Thread(target=spin)
     thread.start()
     try:
-        start = time.perf_counter()
-        simfa.run(H800, "gemm:m=2048,n=1024,k=1024")  # ~0.4 s of CPU
-        took = time.perf_counter() - start
+        # A GEMM long enough to tell (0.3 s), whatever the build's speed (a sanitized one is 20x
+        # slower): M doubles until a run takes that long.
+        for m in (512, 1024, 2048, 4096):
+            state["gap"] = 0.0
+            start = time.perf_counter()
+            simfa.run(H800, f"gemm:m={m},n=512,k=1024")
+            took = time.perf_counter() - start
+            if took > 0.3:
+                break
     finally:
         state["stop"] = True
         thread.join()
-    assert took > 0.2, f"the run took {took:.3f} s, too short to tell"
+    assert took > 0.3, f"the run took {took:.3f} s, too short to tell"
     assert state["gap"] < took / 2, f"the Python thread stood still {state['gap']:.3f} s of {took:.3f} s"
     print(f"longest pause of a Python thread during a {took:.2f} s run: {state['gap'] * 1e3:.1f} ms")
 
