@@ -123,7 +123,7 @@ void resolve_point(const SweepGrid& grid, const SweepGrid::Point& p, const Plugi
 SweepAxis parse_vary(std::string_view text) {
   const auto eq = text.find('=');
   if (eq == std::string_view::npos)
-    throw vary_error(text, "expected KEY=V1,V2,... (KEY a manifest key, workload.KEY or workload)");
+    throw vary_error(text, "expected KEY=V1,V2,... (KEY a manifest key or workload.KEY)");
   SweepAxis axis;
   axis.key = std::string(text.substr(0, eq));
   if (axis.key.empty() || axis.key.find_first_of(" \t") != std::string::npos)
@@ -169,7 +169,7 @@ SweepGrid::SweepGrid(std::string manifest, std::vector<std::string> workloads,
                          fmt::format("the workload '{}' is a file: workload.KEY varies a parameter "
                                      "of a NAME:KEY=VALUE,... workload",
                                      *file));
-      if (axis.key.size() == std::string_view("workload.").size())
+      if (axis.key.size() == SweepAxis::kWorkloadPrefix.size())
         throw vary_error(axis.key, "expected workload.KEY");
     }
     if (size_ > kMaxPoints / axis.values.size())
@@ -197,7 +197,8 @@ SweepGrid::Point SweepGrid::point(std::size_t index) const {
     const std::string& key = axes_[i].key;
     if (key == "workload") continue;
     if (axes_[i].workload_param())
-      p.workload = with_workload_param(p.workload, std::string_view(key).substr(9), p.values[i]);
+      p.workload = with_workload_param(
+          p.workload, std::string_view(key).substr(SweepAxis::kWorkloadPrefix.size()), p.values[i]);
     else
       p.sets.push_back(key + "=" + p.values[i]);
   }

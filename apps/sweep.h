@@ -19,9 +19,10 @@ namespace simfa::apps {
 /// One --vary KEY=V1,V2,...: a manifest key as --set takes it, `workload.KEY` for a parameter
 /// of the workload spec, or `workload` for the workloads themselves (several --workload).
 struct SweepAxis {
+  static constexpr std::string_view kWorkloadPrefix = "workload.";
   std::string key;
   std::vector<std::string> values;
-  bool workload_param() const { return key.starts_with("workload."); }
+  bool workload_param() const { return key.starts_with(kWorkloadPrefix); }
 };
 
 /// Parses "KEY=V1,V2,...". Throws simfa::InputError ("--vary TEXT: error: ...") on a missing

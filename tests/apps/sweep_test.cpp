@@ -35,8 +35,8 @@ TEST(SweepVary, SplitsKeyAndValues) {
 
 TEST(SweepVary, RejectsMalformedAxes) {
   EXPECT_EQ(error_of([] { parse_vary("memory.l2.size"); }),
-            "--vary memory.l2.size: error: expected KEY=V1,V2,... (KEY a manifest key, "
-            "workload.KEY or workload)");
+            "--vary memory.l2.size: error: expected KEY=V1,V2,... (KEY a manifest key or "
+            "workload.KEY)");
   EXPECT_EQ(error_of([] { parse_vary("=1,2"); }), "--vary =1,2: error: '' is not a key");
   for (const char* text : {"a=", "a=1,,2", "a=1,", "a=,1"})
     EXPECT_NE(error_of([&] { parse_vary(text); }).find("an empty value"), std::string::npos)
