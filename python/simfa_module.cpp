@@ -204,8 +204,15 @@ std::tuple<std::vector<std::string>, std::vector<std::vector<std::string>>> swee
   options.timeout_seconds = timeout_seconds;
   std::vector<std::vector<std::string>> rows;
   if (jobs == 0) jobs = usable_cores();
-  run_sweep(g, points, host, options, jobs,
-            [&](SweepRow&& row) { rows.push_back(sweep_row_fields(row)); });
+  // Between points, Ctrl-C: the exception stops the pool (the points in flight finish) and
+  // reaches Python as KeyboardInterrupt.
+  auto check_signals = [](std::size_t) {
+    const py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+  run_sweep(
+      g, points, host, options, jobs,
+      [&](SweepRow&& row) { rows.push_back(sweep_row_fields(row)); }, check_signals);
   return {sweep_columns(g), std::move(rows)};
 }
 

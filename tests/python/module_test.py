@@ -152,6 +152,22 @@ def case_sweep(simfa, binary, tmp):
         rows = simfa.sweep(H800, WORKLOAD, vary=VARY, jobs=jobs)
         assert without_wall(rows) == without_wall(want), f"jobs={jobs}: {rows}\n!=\n{want}"
     assert len({r["cycles"] for r in rows}) == 4, rows
+    # Ctrl-C stops a local sweep between points: 40 points of up to seconds, SIGINT after 1 s.
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        simfa.sweep(H800, "gemm:m=1024,n=1024,k=1024",
+                    vary={"workload.k": list(range(1024, 1024 * 41, 1024))}, jobs=2)
+    except KeyboardInterrupt:
+        took = time.monotonic() - start
+    else:
+        raise AssertionError("the sweep ran to its end: SIGINT was not seen")
+    finally:
+        timer.cancel()
+    # The whole sweep takes minutes (k up to 40960); the points in flight at the signal, seconds.
+    assert took < 60, f"KeyboardInterrupt only after {took:.0f} s: the sweep was not stopped"
+    print(f"interrupted after {took:.1f} s")
     try:
         import pandas  # noqa: F401
     except ImportError:
