@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analytical/floor_sum.h"
+#include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "analytical/roofline.h"
 
@@ -53,6 +54,60 @@ WavePanels wave_panels(std::int64_t a, std::int64_t b, std::int64_t m_t, std::in
   return p;
 }
 
+/// Bytes of a set of panels: whole panels less the clipped part of the last row and column.
+struct PanelBytes {
+  double a_panel, b_panel, a_clip, b_clip;
+  double a(const WavePanels& p) const {
+    return static_cast<double>(p.rows) * a_panel - (p.last_row ? a_clip : 0);
+  }
+  double b(const WavePanels& p) const {
+    return static_cast<double>(p.cols) * b_panel - (p.last_col ? b_clip : 0);
+  }
+  double bytes(const WavePanels& p) const { return a(p) + b(p); }
+};
+
+/// Shared memory of one CTA as Triton allocates it and the gemm frontend counts it: the stages'
+/// A and B tiles with one 8-byte mbarrier each, the epilogue's C tile reusing them when it fits
+/// (validation/h200/gemm_ncu.csv: 98328 B for 128x128x64 in 3 stages); a warp-specialized kernel
+/// keeps the C tile beside its ring.
+std::int64_t gemm_smem_bytes(const GemmShape& s) {
+  constexpr std::int64_t kMbarrierBytes = 8;
+  const std::int64_t ring = s.stages * (s.block_m + s.block_n) * s.block_k * s.elem_bytes;
+  const std::int64_t c_tile = s.block_m * s.block_n * s.out_bytes;
+  return s.warp_specialized ? ring + c_tile : std::max(ring + s.stages * kMbarrierBytes, c_tile);
+}
+
+/// DRAM reads when the CTAs are spread evenly over their lifetime instead of running in waves:
+/// CTA i starts i / P' of a CTA's time after CTA 0. A panel's k-slice read by one CTA is read
+/// next by the following CTA that uses the panel, and in between every CTA in flight advanced by
+/// the same share, so the LLC took in every panel of the tile columns (rows) between the two once:
+/// under the row-major raster consecutive CTAs share an A panel (distance: one C tile) and CTAs
+/// n_t apart a B panel (distance: all of B, one A panel and n_t C tiles); under the grouped
+/// raster the roles follow its columns of `rows` tiles.
+double staggered_reads(std::int64_t m_t, std::int64_t n_t, std::int64_t g, const PanelBytes& panel,
+                       double tile_bytes, double c_eff) {
+  const double a_all = static_cast<double>(m_t) * panel.a_panel - panel.a_clip;
+  const double b_all = static_cast<double>(n_t) * panel.b_panel - panel.b_clip;
+  if (g == 1) {
+    const double b_distance = b_all + panel.a_panel + static_cast<double>(n_t) * tile_bytes;
+    const double b_reuses = static_cast<double>(m_t - 1) * b_all;
+    return a_all + b_all + b_reuses * (1 - llc_survival(b_distance / c_eff));
+  }
+  // Grouped: inside a group of r rows, CTAs walk a column's r tiles, then the next column. A B
+  // panel is shared by the r consecutive CTAs of its column (distance: a few C tiles) and read
+  // again by every group; an A panel is read again by every column of its group, r CTAs later,
+  // after the group's r A panels and one B panel.
+  const double rows = static_cast<double>(std::min(g, m_t));
+  const double a_group = rows * panel.a_panel;
+  const double a_distance = a_group + panel.b_panel + rows * tile_bytes;
+  const double groups = static_cast<double>(ceil_div(m_t, g));
+  const double b_distance = b_all + a_group + static_cast<double>(n_t) * rows * tile_bytes;
+  const double a_reuses = static_cast<double>(n_t - 1) * a_all;
+  const double b_reuses = (groups - 1) * b_all;
+  return a_all + b_all + a_reuses * (1 - llc_survival(a_distance / c_eff)) +
+         b_reuses * (1 - llc_survival(b_distance / c_eff));
+}
+
 }  // namespace
 
 AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
@@ -76,44 +131,100 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   r.dram_ideal_read_bytes = r.gemm.a_bytes + r.gemm.b_bytes;
   r.dram_ideal_write_bytes = M * N * ce;
 
+  // CTAs per SM: as many as the SM's shared memory holds (one when the GPU's is unknown), each
+  // taking the runtime's 1 KiB reservation beside its own (CUDA C++ Programming Guide, "Shared
+  // Memory", compute capability 9.0). With two 98 KiB CTAs an H200 SM runs 264 tiles at once, as
+  // ncu's launch__occupancy_limit_shared_mem reports for every 128x128 and 64x128 point of
+  // validation/h200/gemm_ncu.csv (and 1 for 128x256).
+  r.gemm.smem_bytes = gemm_smem_bytes(s);
+  constexpr double kReservedSmemPerCta = 1024;
+  r.gemm.ctas_per_sm = gpu.smem_per_sm > 0
+                           ? std::max<std::int64_t>(
+                                 1, static_cast<std::int64_t>(
+                                        gpu.smem_per_sm / (static_cast<double>(r.gemm.smem_bytes) +
+                                                           kReservedSmemPerCta)))
+                           : 1;
+
   // Wave model: every wave of P consecutive CTAs fetches each distinct panel it uses once.
-  const std::int64_t P = gpu.sm_count;
+  const std::int64_t P = gpu.sm_count * r.gemm.ctas_per_sm;
   const std::int64_t g = s.raster == Raster::grouped ? kGroupedRasterRows : 1;
   r.ctas = m_t * n_t;
   r.ctas_per_wave = std::min(P, r.ctas);
   r.waves = ceil_div(r.ctas, P);
   r.gemm.tiles_m = m_t;
   r.gemm.tiles_n = n_t;
-  const double a_panel = static_cast<double>(s.block_m) * K * e;
-  const double b_panel = static_cast<double>(s.block_n) * K * e;
-  const double a_clip = static_cast<double>(m_t * s.block_m - s.m) * K * e;
-  const double b_clip = static_cast<double>(n_t * s.block_n - s.n) * K * e;
+  r.effective_llc_bytes = gpu.effective_llc_bytes();
+  const PanelBytes panel{static_cast<double>(s.block_m) * K * e,
+                         static_cast<double>(s.block_n) * K * e,
+                         static_cast<double>(m_t * s.block_m - s.m) * K * e,
+                         static_cast<double>(n_t * s.block_n - s.n) * K * e};
+  const double tile_bytes = static_cast<double>(s.block_m * s.block_n) * ce;
+  auto panels = [&](std::int64_t a, std::int64_t b) { return wave_panels(a, b, m_t, n_t, g); };
+
+  // VIII-B2 made continuous (issue 18). Wave w+1's panels are new (no earlier wave used them:
+  // compulsory), shared with wave w, or last used before w. A shared panel's k-slice at share u of
+  // the traversal was read by wave w, after which the LLC took in the rest (1 - u) of w's panels,
+  // w's C tiles and the first share u of w+1's panels: an LRU stack distance running linearly from
+  // F_w + T_w to F_{w+1} + T_w; an older one has one wave more in between. Each part survives by
+  // that distance (analytical/llc_survival.h); the inclusion-exclusion over the launch order's
+  // contiguous ranges keeps every count exact, clipped panels included.
   std::int64_t panel_fetches = 0;
+  double prev_bytes = 0, prev_tiles = 0, distance_sum = 0, seen_bytes = 0;
+  std::int64_t seen_end = -1;  // the launch-order prefix seen_bytes covers
+  std::int64_t prev_start = 0;
   for (std::int64_t a = 0; a < r.ctas; a += P) {
-    const WavePanels p = wave_panels(a, std::min(a + P, r.ctas), m_t, n_t, g);
-    const double a_bytes = static_cast<double>(p.rows) * a_panel - (p.last_row ? a_clip : 0);
-    const double b_bytes = static_cast<double>(p.cols) * b_panel - (p.last_col ? b_clip : 0);
+    const std::int64_t b = std::min(a + P, r.ctas);
+    const WavePanels p = panels(a, b);
+    const double a_bytes = panel.a(p), b_bytes = panel.b(p);
+    const double bytes = a_bytes + b_bytes;
+    const double tiles = static_cast<double>(b - a) * tile_bytes;
     if (a == 0) {
       r.gemm.wave_a_panels = p.rows;
       r.gemm.wave_b_panels = p.cols;
-      r.working_set_operand_bytes = a_bytes + b_bytes;
+      r.working_set_operand_bytes = bytes;
+      r.dram_read_bytes = bytes;
+      seen_bytes = bytes;
+      seen_end = b;
+    } else {
+      const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
+      const double c_eff = r.effective_llc_bytes;
+      if (a == P) distance_sum = (d0 + d1) / 2;
+      if (std::min(d0, d1) >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
+        r.dram_read_bytes += bytes;  // nothing survives: new, shared and older panels alike are fetched
+      } else {
+        // panels(0, a) is the previous wave's panels(0, b) when that was needed.
+        const double before = seen_end == a ? seen_bytes : panel.bytes(panels(0, a));
+        seen_bytes = panel.bytes(panels(0, b));
+        seen_end = b;
+        const double fresh = seen_bytes - before;
+        r.dram_read_bytes += fresh;
+        if (std::max(d0, d1) + prev_bytes > kSurvivalOnset * c_eff) {  // else every re-use survives
+          const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
+          const double older = std::max(0.0, bytes - shared - fresh);
+          r.dram_read_bytes += shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
+                               older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
+        }
+      }
     }
     r.gemm.a_wave_read_bytes += a_bytes;
     r.gemm.b_wave_read_bytes += b_bytes;
     panel_fetches += p.rows + p.cols;
+    prev_bytes = bytes;
+    prev_tiles = tiles;
+    prev_start = a;
   }
   r.wave_factor = static_cast<double>(panel_fetches) / static_cast<double>(m_t + n_t);
   r.dram_wave_read_bytes = r.gemm.a_wave_read_bytes + r.gemm.b_wave_read_bytes;
+  r.reuse_distance_bytes = distance_sum;
 
-  // A panel used by one wave and the next is found again only if the wave's panels and the C
-  // tiles it writes fit the effective LLC (the same stack-distance argument as FA3's K/V).
-  r.working_set_tile_bytes = static_cast<double>(r.ctas_per_wave) *
-                             static_cast<double>(s.block_m * s.block_n) * ce;
+  r.working_set_tile_bytes = static_cast<double>(r.ctas_per_wave) * tile_bytes;
   r.working_set_bytes = r.working_set_operand_bytes + r.working_set_tile_bytes;
-  r.effective_llc_bytes = gpu.effective_llc_bytes();
-  r.regime = r.working_set_bytes <= r.effective_llc_bytes ? Regime::ideal : Regime::realistic;
-  r.dram_read_bytes = r.regime == Regime::ideal ? r.dram_ideal_read_bytes : r.dram_wave_read_bytes;
+  r.reuse_survival =
+      reuse_survival(r.dram_ideal_read_bytes, r.dram_wave_read_bytes, r.dram_read_bytes);
+  r.regime = regime_of(r.reuse_survival);
   r.dram_write_bytes = r.dram_ideal_write_bytes;
+  r.gemm.staggered_read_bytes =
+      staggered_reads(m_t, n_t, g, panel, tile_bytes, r.effective_llc_bytes);
 
   // GenZ's GEMM operator: A, B and C cross DRAM once.
   r.genz_flops = r.flops;

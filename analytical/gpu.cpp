@@ -21,6 +21,8 @@ const std::array<GpuParam, static_cast<int>(GpuKey::count)>& gpu_params() {
       {"l2_bandwidth", GpuUnit::bandwidth, "L2 bandwidth; optional, 0 = unknown: no LLC term in the roofline"},
       {"mma_flops_per_cycle_per_sm", GpuUnit::number,
        "dense FP16/BF16 tensor-core FLOPs per cycle per SM (H800: 4096)"},
+      {"smem_per_sm", GpuUnit::size_bytes,
+       "shared memory per SM; sets a GEMM's CTAs per SM (optional, 0 = unknown: one per SM)"},
   }};
   return kParams;
 }
@@ -68,6 +70,7 @@ void set_gpu_value(AnalyticalGpu& gpu, GpuKey key, double value) {
     case GpuKey::dram_bandwidth: gpu.dram_bandwidth = value; break;
     case GpuKey::l2_bandwidth: gpu.l2_bandwidth = value; break;
     case GpuKey::mma_flops_per_cycle_per_sm: gpu.mma_flops_per_cycle_per_sm = value; break;
+    case GpuKey::smem_per_sm: gpu.smem_per_sm = value; break;
     case GpuKey::count: break;
   }
 }
@@ -81,6 +84,7 @@ double gpu_value(const AnalyticalGpu& gpu, GpuKey key) {
     case GpuKey::dram_bandwidth: return gpu.dram_bandwidth;
     case GpuKey::l2_bandwidth: return gpu.l2_bandwidth;
     case GpuKey::mma_flops_per_cycle_per_sm: return gpu.mma_flops_per_cycle_per_sm;
+    case GpuKey::smem_per_sm: return gpu.smem_per_sm;
     case GpuKey::count: break;
   }
   return 0;
@@ -100,6 +104,9 @@ void validate(const AnalyticalGpu& gpu, std::string_view where) {
   positive(GpuKey::l2_partitions);
   positive(GpuKey::dram_bandwidth);
   positive(GpuKey::mma_flops_per_cycle_per_sm);
+  if (!(gpu.smem_per_sm >= 0))
+    errors.push_back("gpu smem_per_sm must be positive, or 0 for unknown (got " +
+                     format_number(gpu.smem_per_sm) + ")");
   if (!(gpu.l2_bandwidth >= 0))
     errors.push_back("gpu l2_bandwidth must be positive, or 0 for unknown (got " +
                      format_number(gpu.l2_bandwidth) + ")");

@@ -1,5 +1,6 @@
 // The GPU as the analytical model sees it: SM count and clock, the L2 (its size and partitions),
-// DRAM and L2 bandwidths and the tensor-core rate. Filled from a manifest's [gpu] table
+// DRAM and L2 bandwidths, the tensor-core rate and the shared memory that sets how many GEMM CTAs
+// an SM holds. Filled from a manifest's [gpu] table
 // (keys of the same names; l2_size is l2_bytes) or from sweep parameters.
 #pragma once
 
@@ -16,6 +17,7 @@ struct AnalyticalGpu {
   double dram_bandwidth = 0;              ///< bytes per second
   double l2_bandwidth = 0;                ///< bytes per second; 0 = unknown (no LLC bound)
   double mma_flops_per_cycle_per_sm = 0;  ///< dense FP16/BF16 tensor-core FLOPs
+  double smem_per_sm = 0;                 ///< bytes; 0 = unknown: one CTA per SM
 
   /// The capacity a working set can rely on. A partitioned L2 (Hopper: two partitions linked by
   /// a channel) keeps data near the SMs that use it, so the paper (section VIII-B2) takes one
@@ -38,6 +40,7 @@ enum class GpuKey : int {
   dram_bandwidth,
   l2_bandwidth,
   mma_flops_per_cycle_per_sm,
+  smem_per_sm,
   count
 };
 /// How a GPU parameter's values are written: plain counts, or numbers with optional units

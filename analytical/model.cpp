@@ -5,7 +5,22 @@
 namespace simfa::analytical {
 
 std::string_view regime_name(Regime regime) {
-  return regime == Regime::ideal ? "ideal" : "realistic";
+  switch (regime) {
+    case Regime::ideal: return "ideal";
+    case Regime::partial: return "partial";
+    case Regime::realistic: return "realistic";
+  }
+  return "";
+}
+
+Regime regime_of(double survival) {
+  if (survival >= 1 - 1e-9) return Regime::ideal;
+  if (survival <= 1e-9) return Regime::realistic;
+  return Regime::partial;
+}
+
+double reuse_survival(double ideal, double wave, double predicted) {
+  return wave > ideal ? (wave - predicted) / (wave - ideal) : 1.0;
 }
 
 std::string_view bound_name(Bound bound) {

@@ -1,9 +1,10 @@
 // SimFA's analytical model (the paper's section III, validated in section VIII): FLOPs, LLC
-// traffic at thread-block level, ideal and realistic (wave-model) DRAM traffic, the regime split
-// against the effective LLC, the ideal-cache (GenZ-style) baseline and a roofline time bound.
-// Every quantity is closed-form arithmetic on the shape (GEMM: one step per wave); nothing
-// allocates, so sweeps evaluate millions of design points per second. docs/analytical.md
-// derives each formula.
+// traffic at thread-block level, ideal and wave-model DRAM traffic, the share of re-used operands
+// that survives in the effective LLC from one wave to the next (issue 18: a continuous curve in
+// place of the paper's ideal/realistic switch), the ideal-cache (GenZ-style) baseline and a
+// roofline time bound. Every quantity is closed-form arithmetic on the shape (GEMM: one step per
+// wave); nothing allocates, so sweeps evaluate millions of design points per second.
+// docs/analytical.md derives each formula.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,12 @@
 
 namespace simfa::analytical {
 
-/// Which DRAM model applies (section VIII-B2).
+/// Where the launch lies against the effective LLC (section VIII-B2), by the survival of what waves
+/// re-use.
 enum class Regime : std::uint8_t {
-  ideal,      ///< the working set of one wave fits the effective LLC: every tensor crosses DRAM once
-  realistic,  ///< it does not: reused operands are fetched again by every wave that needs them
+  ideal,      ///< everything re-used survives: every tensor crosses DRAM once
+  partial,    ///< part of it survives: the traffic lies between the ideal and the wave model
+  realistic,  ///< nothing survives: every wave fetches again what it re-uses (the wave model)
 };
 enum class Bound : std::uint8_t { compute, llc, dram };
 
@@ -36,12 +39,18 @@ struct Fa3Detail {
 struct GemmDetail {
   std::int64_t tiles_m = 0;
   std::int64_t tiles_n = 0;
+  std::int64_t ctas_per_sm = 1;    ///< residency by shared memory (1 when the GPU's is unknown)
+  std::int64_t smem_bytes = 0;     ///< shared memory of one CTA: the stages' A and B tiles, or C
   std::int64_t wave_a_panels = 0;  ///< distinct A row panels in the first wave
   std::int64_t wave_b_panels = 0;  ///< distinct B column panels in the first wave
   double a_bytes = 0;              ///< A, once
   double b_bytes = 0;              ///< B, once
   double a_wave_read_bytes = 0;    ///< A bytes fetched when every wave fetches its own panels
   double b_wave_read_bytes = 0;
+  /// DRAM reads if the CTAs of a wave drift fully out of step (each starts 1/P' of a CTA's time
+  /// after the previous): a B panel is then re-used only across the whole of B (row-major) and
+  /// the wave sharing the lockstep model counts is gone. An upper bound, not the prediction.
+  double staggered_read_bytes = 0;
 };
 
 struct AnalyticalResult {
@@ -62,17 +71,25 @@ struct AnalyticalResult {
   // Wave model (III-E): reuse only among the CTAs of one wave.
   double dram_wave_read_bytes = 0;
   std::int64_t ctas = 0;
-  std::int64_t ctas_per_wave = 0;  ///< one CTA per SM
+  std::int64_t ctas_per_wave = 0;  ///< sm_count x CTAs per SM (FA3: one per SM)
   std::int64_t waves = 0;
   double wave_factor = 0;  ///< FA3: waves that touch a KV head; GEMM: waves that touch an operand panel (averages)
 
-  // Regime split (VIII-B2): the ideal-cache condition against the effective LLC.
-  double working_set_bytes = 0;         ///< what must survive in the LLC from one wave to the next
+  // Survival across waves (VIII-B2, issue 18): what one wave re-uses of the previous one survives
+  // in the effective LLC by its LRU stack distance (analytical/llc_survival.h).
+  double working_set_bytes = 0;          ///< what must survive in the LLC from one wave to the next
   double working_set_operand_bytes = 0;  ///< its reusable part: K/V of the wave's heads, A/B panels
   double working_set_tile_bytes = 0;     ///< its streaming part: Q and O tiles, C tiles of one wave
   double effective_llc_bytes = 0;
+  /// The re-used bytes' LRU stack distance from one wave's read to the next one's, averaged over
+  /// the reuses (FA3: of a KV head inside one wave; GEMM: the first two waves).
+  double reuse_distance_bytes = 0;
+  /// Share of what waves re-fetch in the wave model that is found in the LLC instead:
+  /// (wave - SimFA) / (wave - ideal); 1 when no operand is re-used across waves.
+  double reuse_survival = 1;
   Regime regime = Regime::ideal;
-  double dram_read_bytes = 0;  ///< SimFA's prediction: ideal or wave model, by regime
+  double dram_read_bytes =
+      0;  ///< SimFA's prediction: ideal reads plus the re-fetches that do not survive
   double dram_write_bytes = 0;
 
   // Ideal-cache baseline as GenZ computes it: operand sizes, no mask, no LLC level.

@@ -16,6 +16,7 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "analytical/result_fields.h"
 #include "analytical/sweep.h"
@@ -53,7 +54,8 @@ std::string plural(std::int64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-/// Which regime applies and why: the ideal-cache condition against the effective LLC.
+/// Which regime applies and why: how much of what the waves re-use survives in the effective LLC,
+/// from the LRU stack distance of a re-used line (analytical/llc_survival.h).
 std::string regime_reason(const AnalyticalResult& r, const AnalyticalGpu& gpu) {
   const std::string working_set =
       r.kind == WorkloadKind::fa3
@@ -66,16 +68,21 @@ std::string regime_reason(const AnalyticalResult& r, const AnalyticalGpu& gpu) {
                         plural(r.ctas_per_wave, "CTA"));
   const std::string llc = fmt::format("the effective LLC of {} (L2 {} / {})", si(r.effective_llc_bytes, "B"),
                                       si(gpu.l2_bytes, "B"), plural(gpu.l2_partitions, "partition"));
-  if (r.regime == Regime::ideal)
-    return fmt::format("ideal: one wave's working set, {} = {}, fits {}, so every tensor crosses DRAM once",
-                       working_set, si(r.working_set_bytes, "B"), llc);
   if (r.dram_wave_read_bytes <= r.dram_ideal_read_bytes)
-    return fmt::format("realistic: one wave's working set, {} = {}, exceeds {}, but no reused operand spans two "
-                       "waves, so every tensor still crosses DRAM once",
+    return fmt::format("ideal: no operand is re-used across waves, so every tensor crosses DRAM once "
+                       "(one wave's working set, {} = {}, against {})",
                        working_set, si(r.working_set_bytes, "B"), llc);
-  return fmt::format("realistic: one wave's working set, {} = {}, exceeds {}, so each wave fetches again what "
-                     "it reuses: {:.3g}x the compulsory DRAM traffic",
-                     working_set, si(r.working_set_bytes, "B"), llc, r.dram_to_ideal());
+  const std::string distance =
+      fmt::format("a re-used line's LRU stack distance from one wave to the next is {} on average, {:.3g}x {}",
+                  si(r.reuse_distance_bytes, "B"), r.reuse_distance_bytes / r.effective_llc_bytes, llc);
+  const std::string survival = fmt::format("{:.1f}% of what the waves re-use survives there (1 up to 1x, 0 from {:.2g}x)",
+                                           100 * r.reuse_survival, kSurvivalOnset + kSurvivalWidth);
+  const std::string traffic =
+      r.regime == Regime::ideal
+          ? std::string("every tensor crosses DRAM once")
+          : fmt::format("DRAM reads {:.3g}x the compulsory", r.dram_read_bytes / r.dram_ideal_read_bytes);
+  return fmt::format("{}: {}, so {}: {} (one wave's working set: {} = {})", regime_name(r.regime), distance,
+                     survival, traffic, working_set, si(r.working_set_bytes, "B"));
 }
 
 std::string gpu_line(const AnalyticalGpu& gpu, const std::string& name) {
@@ -103,7 +110,11 @@ void print_text(const AnalyzeRequest& request, const Workload& w, const Analytic
   out += "simfa analyze: SimFA's analytical model (paper sections III and VIII; docs/analytical.md)\n";
   line("gpu", gpu_line(request.gpu, request.gpu_name));
   line("workload", describe_workload(w));
-  line("launch", fmt::format("{}, {} per wave (one per SM), {}", plural(r.ctas, "CTA"), r.ctas_per_wave,
+  const std::string per_sm = w.kind == WorkloadKind::gemm
+                                 ? fmt::format("{} per SM by {} of shared memory each", r.gemm.ctas_per_sm,
+                                               si(static_cast<double>(r.gemm.smem_bytes), "B"))
+                                 : std::string("one per SM");
+  line("launch", fmt::format("{}, {} per wave ({}), {}", plural(r.ctas, "CTA"), r.ctas_per_wave, per_sm,
                              plural(r.waves, "wave")));
   out += "\n";
   line("FLOPs", fmt::format("{} useful (III-B); the tensor cores execute {} in whole {} tiles", si(r.flops, "FLOP"),
@@ -115,8 +126,14 @@ void print_text(const AnalyzeRequest& request, const Workload& w, const Analytic
   line("DRAM, wave model", fmt::format("{}: {} read, {} written (III-E; {})", si(r.dram_wave_bytes(), "B"),
                                        si(r.dram_wave_read_bytes, "B"), si(r.dram_ideal_write_bytes, "B"), reuse));
   line("regime", regime_reason(r, request.gpu) + " (VIII-B2)");
-  line("DRAM, SimFA", fmt::format("{} ({})", si(r.dram_bytes(), "B"),
-                                  r.regime == Regime::ideal ? "the ideal cache" : "the wave model"));
+  line("DRAM, SimFA", fmt::format("{}: {} read, {} written (the ideal reads plus the wave model's re-fetches "
+                                  "that do not survive)",
+                                  si(r.dram_bytes(), "B"), si(r.dram_read_bytes, "B"), si(r.dram_write_bytes, "B")));
+  if (w.kind == WorkloadKind::gemm && r.gemm.staggered_read_bytes > r.dram_read_bytes)
+    line("DRAM, out of step",
+         fmt::format("{} read if the CTAs drift fully out of step and a wave shares nothing (a bound: CTAs that "
+                     "share SMs drift, docs/analytical.md)",
+                     si(r.gemm.staggered_read_bytes, "B")));
   line("GenZ-style estimate", fmt::format("{} DRAM, {}, {} ({} bound): {:.3g}x SimFA's DRAM traffic",
                                           si(r.genz_dram_bytes, "B"), si(r.genz_flops, "FLOP"),
                                           duration(r.genz_time_s), bound_name(r.genz_bound),

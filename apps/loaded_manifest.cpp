@@ -40,6 +40,7 @@ analytical::AnalyticalGpu analytical_gpu(const Manifest& m) {
   gpu.dram_bandwidth = m.dram_bandwidth;
   gpu.l2_bandwidth = m.l2_bandwidth;
   gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
+  gpu.smem_per_sm = static_cast<double>(m.gpu.smem_per_sm_bytes);
   return gpu;
 }
 

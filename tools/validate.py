@@ -19,6 +19,8 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   gemm_suite     gemm_suite.csv -> the static route with the config's TTGIR (ttgir/gemm_bm.._g..)
                  and the `gemm:` generator -> span_us and event_us
   gemm_ncu       gemm_ncu.csv -> the static route -> DRAM read bytes, L2 read sectors
+  analytical_ncu gemm_ncu.csv (+ gemm_ncu_cliff.csv), attention/ncu_attention_raw.csv -> `simfa analyze`
+                 (the analytical model, milliseconds a point) -> DRAM read bytes
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
   tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
@@ -146,6 +148,7 @@ class Sim:
     workload: str
     clock_mhz: float | None
     cost: float = field(default=1.0, compare=False)  # relative run time, longest first
+    command: str = "run"   # "analyze": the analytical model (`simfa analyze --json`), whose JSON is the stats
 
     @property
     def label(self):
@@ -190,7 +193,8 @@ class Simulator:
 
     def cache_file(self, sim):
         import hashlib
-        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}".encode()).hexdigest()
+        mode = "" if sim.command == "run" else f"\0{sim.command}"
+        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}{mode}".encode()).hexdigest()
         return self.cache / f"{key[:32]}.json"
 
     def run_one(self, sim):
@@ -211,6 +215,8 @@ class Simulator:
         with self.lock:
             self.counter += 1
             n = self.counter
+        if sim.command == "analyze":
+            return self.analyze(sim)
         stats = Path(self.tmp.name) / f"{n}.json"
         workload = sim.workload
         if workload.startswith("[workload]"):
@@ -239,6 +245,23 @@ class Simulator:
         data.pop("manifest", None)
         if data.get("kernel", {}).get("outcome", "completed") != "completed":
             return None, wall, f"kernel outcome '{data['kernel']['outcome']}': {' '.join(cmd)}"
+        return data, wall, None
+
+    def analyze(self, sim):
+        """`simfa analyze MANIFEST --workload SPEC --json`: the analytical model's point."""
+        cmd = [self.simfa, "analyze", self.manifest, "--workload", sim.workload, "--json"]
+        if sim.clock_mhz:
+            cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        if p.returncode != 0:
+            tail = (p.stderr or p.stdout).strip().splitlines()[-8:]
+            return None, wall, f"simfa exited {p.returncode}: {' '.join(cmd)}\n    " + "\n    ".join(tail)
+        try:
+            data = json.loads(p.stdout)
+        except json.JSONDecodeError as e:
+            return None, wall, f"{' '.join(cmd)}: not JSON ({e})"
         return data, wall, None
 
     def stop(self):
@@ -604,6 +627,81 @@ def build_gemm_ncu(ctx, fast):
     return points, notes
 
 
+# analytical_ncu ---------------------------------------------------------------------------------
+
+# The attention kernels of validation/h200/attention/ncu_attention_raw.csv as the fa3 spec writes
+# them (validation/h200/attention/README.md): cuDNN's persistent SDPA kernel (132 CTAs walking
+# Q tiles of 128 rows, Q tile fastest, then head; `..._64x128x128_4x1x1`: a producer and two
+# 64-row consumers, 128-key K/V tiles) and Triton's attn_fwd (one CTA per 128-row Q tile, 64-key
+# tiles, one CTA per SM by shared memory). Both stream Q tiles in the fa3 model's launch order.
+ATTENTION_TILES = {"cudnn": (128, 128), "triton": (128, 64)}
+ANALYTICAL_GEMM_FAST = {(3072, 3072, 3072, 128, 128), (4096, 4096, 4096, 64, 128), (8192, 8192, 2048, 64, 128),
+                        (4096, 14336, 4096, 128, 256), (1024, 1024, 1024, 128, 128), (1000, 4000, 3000, 64, 128),
+                        (16384, 16384, 2048, 128, 128)}   # the last from gemm_ncu_cliff.csv
+ANALYTICAL_ATTENTION_FAST = {4, 6, 8, 11, 14}   # ncu_points.csv orders: 16K, 32K, 64K, causal 64K, MHA 32K
+
+
+def analytical_gemm_spec(cfg, row):
+    """The `gemm:` spec of a Triton GEMM row for `simfa analyze`: its tiles and stages (which set
+    how many CTAs an SM holds) and raster (GROUP_M = 1: row-major; 8: grouped)."""
+    if cfg.group_m not in (1, 8):
+        raise ValidationError(f"{row.where}: GROUP_M = {cfg.group_m}: the analytical model knows row-major "
+                              "(GROUP_M = 1) and Triton's GROUP_M = 8 only")
+    raster = "row_major" if cfg.group_m == 1 else "grouped"
+    return (f"gemm:m={cfg.m},n={cfg.n},k={cfg.k},block_m={cfg.bm},block_n={cfg.bn},block_k={cfg.bk},"
+            f"stages={cfg.stages},raster={raster}")
+
+
+def analytical_read_bytes(stats):
+    return stats[0]["result"]["dram_read_bytes"], "result.dram_read_bytes"
+
+
+def build_analytical_ncu(ctx, fast):
+    """The analytical model (`simfa analyze`) against ncu's DRAM reads: every GEMM of gemm_ncu.csv
+    (and gemm_ncu_cliff.csv once committed) and every attention point of
+    attention/ncu_attention_raw.csv, cold L2 (`--cache-control all`)."""
+    points, notes = [], []
+    gemm_files = [f for f in ("gemm_ncu.csv", "gemm_ncu_cliff.csv") if (H200 / f).is_file()]
+    if not (H200 / "gemm_ncu_cliff.csv").is_file():
+        notes.append("gemm_ncu_cliff.csv is not committed yet: the GEMMs are gemm_ncu.csv's")
+    for name in gemm_files:
+        rows = read_csv(H200 / name, required=("M", "N", "K", "dram__bytes_read.sum"))
+        for row in rows:
+            cfg = gemm_config(row)
+            if fast and (cfg.m, cfg.n, cfg.k, cfg.bm, cfg.bn) not in ANALYTICAL_GEMM_FAST:
+                continue
+            sim = Sim(analytical_gemm_spec(cfg, row), None, 0.0, "analyze")
+            points.append(Point("gemm_dram_read_bytes", cfg.label, row.where, None, row.num("dram__bytes_read.sum"),
+                                (sim,), analytical_read_bytes))
+    shapes = {r.int("order"): r for r in read_csv(H200 / "attention" / "ncu_points.csv",
+                                                    required=("order", "impl", "Z", "HQ", "HKV", "L", "D", "causal"))}
+    raw = read_csv(H200 / "attention" / "ncu_attention_raw.csv", required=("ID", "Kernel Name", "dram__bytes_read.sum"))
+    for row in raw:
+        if not row.has("ID"):
+            continue   # ncu's units row
+        order = row.int("ID")
+        if order not in shapes:
+            raise ValidationError(f"{row.where}: ID {order} is not an order of attention/ncu_points.csv")
+        shape = shapes[order]
+        impl = shape.text("impl")
+        if impl not in ATTENTION_TILES:
+            raise ValidationError(f"{shape.where}: impl '{impl}': expected {' or '.join(ATTENTION_TILES)}")
+        kernel = row.text("Kernel Name")
+        if ("cudnn" in kernel) != (impl == "cudnn"):
+            raise ValidationError(f"{row.where}: kernel {kernel} is not the {impl} point {order} of ncu_points.csv")
+        if fast and order not in ANALYTICAL_ATTENTION_FAST:
+            continue
+        bm, bn = ATTENTION_TILES[impl]
+        causal = "true" if shape.int("causal") else "false"
+        spec = (f"fa3:batch={shape.int('Z')},heads={shape.int('HQ')},kv_heads={shape.int('HKV')},"
+                f"seqlen={shape.int('L')},head_dim={shape.int('D')},block_m={bm},block_n={bn},causal={causal}")
+        label = (f"{impl} {shape.int('Z')}x{shape.int('HQ')}x{shape.int('HKV')}x{shape.int('L')}x{shape.int('D')}"
+                 f"{' causal' if shape.int('causal') else ''}")
+        points.append(Point("attention_dram_read_bytes", label, row.where, None, row.num("dram__bytes_read.sum"),
+                            (Sim(spec, None, 0.0, "analyze"),), analytical_read_bytes))
+    return points, notes
+
+
 # microbenchmarks --------------------------------------------------------------------------------
 
 def trace_workload(trace, defines):
@@ -697,6 +795,44 @@ def build_tma_bandwidth(ctx, fast):
             return x / (cycles / (clock * 1e6)) / 1e9, "X / (t(2X) - t(X))"
         points.append(Point("bandwidth", f"{kind} {shape} x{stages}", row.where, clock, row.num("GBps"),
                             sims, predict))
+    return points, notes
+
+
+# lrc_merge ---------------------------------------------------------------------------------------
+
+# lrc_merge.csv's cases of each kind, bulk copies: two SMs of a GPC (1), of two GPCs (21), the
+# second SM 3200 cycles late (30), all 132 SMs (53).
+LRC_FAST = {1, 21, 30, 53}
+
+
+def build_lrc_merge(ctx, fast):
+    """lrc_merge.csv's cold rows (ncu --cache-control all): the read sectors the L2 slices got
+    from the SMs against memory.llc_read_bytes / 32 of examples/microbench/lrc_merge.trace, the
+    participants given per GPC (gpc_counts), as h200.toml's coalescer groups the SMs; a late
+    participant is every one but the first (the cases delay one SM of a pair)."""
+    rows = read_csv(H200 / "lrc_merge.csv", required=("set", "mode", "l2", "sms", "gpc_counts",
+                                                      "delays_cycles", "lts_tex_read_sectors", "sm_mhz"))
+    points, notes = [], ["the warm rows (an L2-resident region) have no simulated twin: the trace "
+                         "cannot warm the L2 without the warming reads counting"]
+    for row in rows:
+        if row.text("l2") != "cold":
+            continue
+        kind, sms, delays = row.text("set"), row.text("sms"), row.text("delays_cycles")
+        if fast and (row.int("case") not in LRC_FAST or row.text("mode") != "bulk"):
+            continue
+        counts = [int(c) for c in row.text("gpc_counts").split(";")]
+        if len(counts) != 8:
+            raise ValidationError(f"{row.where}: gpc_counts has {len(counts)} GPCs, the trace 8")
+        delay = max(int(d) for d in delays.split(";"))
+        defines = " ".join([f"MODE={1 if row.text('mode') == 'tile' else 0}", f"DELAY={delay}"] +
+                           [f"N{g}={n}" for g, n in enumerate(counts)])
+        sim = Sim(trace_workload("lrc_merge.trace", defines), row.num("sm_mhz"), 0.02 * sum(counts))
+        label = f"{kind} {row.text('mode')} SMs {sms if len(sms) <= 12 else sms[:9] + '...'}"
+        if delay:
+            label += f" +{delay}"
+        points.append(Point("l2_tex_read_sectors", label, row.where, row.num("sm_mhz"),
+                            row.num("lts_tex_read_sectors"), (sim,),
+                            lambda s: (s[0]["memory"]["llc_read_bytes"] / 32, "memory.llc_read_bytes / 32")))
     return points, notes
 
 
@@ -799,6 +935,14 @@ SUITES = {s.name: s for s in [
            # the read sectors the SMs send (after the LRC), which is what llc_read_bytes counts
            "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
           build_gemm_ncu),
+    Suite("analytical_ncu", "the analytical model (`simfa analyze`) against Nsight Compute's DRAM reads of "
+          "validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv) and attention/ncu_attention_raw.csv",
+          ["gemm_ncu.csv", "attention/ncu_attention_raw.csv", "attention/ncu_points.csv"],
+          {"gemm_dram_read_bytes": Metric("B", "dram__bytes_read.sum of Triton TMA GEMMs",
+                                          "the analytical model", fmt="{:.4g}"),
+           "attention_dram_read_bytes": Metric("B", "dram__bytes_read.sum of cuDNN and Triton attention",
+                                               "the analytical model", fmt="{:.4g}")},
+          build_analytical_ncu),
     Suite("attention_triton", "Triton TMA attention of validation/h200/attention/"
           "attention_suite.csv (3 configs, GQA and MHA, causal and not)",
           ["attention/attention_suite.csv"],
@@ -816,12 +960,17 @@ SUITES = {s.name: s for s in [
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
            for mode in ("warm", "cold") for b in (128, 16)},
           build_tma_chase),
+    Suite("lrc_merge", "reads of the same lines by several SMs, validation/h200/lrc_merge.csv "
+          "(examples/microbench/lrc_merge.trace)", ["lrc_merge.csv"],
+          {"l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum, cold L2",
+                                         fmt="{:.0f}")},
+          build_lrc_merge),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro"]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro", "lrc_merge"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------
@@ -991,6 +1140,9 @@ def parse_args(argv):
                    help="GEMM routes to compare: static (TTGIR), gemm (the generator), trace (Proton traces)")
     p.add_argument("--cache", help="keep each simulation's stats in this directory and reuse them (keyed on "
                    "the binary, its plugins, the manifest, the workload and the clock): a rerun resumes")
+    p.add_argument("--max-cost", type=float, metavar="SECONDS",
+                   help="leave out the points whose simulations are estimated to take longer than this "
+                        "(a quick look at a large suite; the thresholds still apply, to the rest)")
     p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
     p.add_argument("--progress", action="store_true", default=None,
                    help="a line per finished simulation on stderr (default: when stderr is a terminal)")
@@ -1036,6 +1188,12 @@ def main(argv):
             skipped.append(f"{name}: skipped, {rel(H200 / missing[0])} is not committed yet")
             continue
         points, notes = suite.build(ctx, args.fast)
+        if args.max_cost is not None:
+            kept = [p for p in points if sum(sim.cost for sim in p.sims) <= args.max_cost]
+            if len(kept) < len(points):
+                skipped.append(f"{name}: {len(points) - len(kept)} of {len(points)} comparisons left out "
+                               f"(--max-cost {args.max_cost:g}: estimated to simulate longer)")
+            points = kept
         built.append((suite, points, notes))
 
     t0 = time.monotonic()

@@ -1,6 +1,8 @@
 #include "lrc_coalescer.h"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 namespace simfa::memory_models {
 
@@ -19,6 +21,16 @@ void LrcCoalescer::describe(Schema& schema) {
       .range(1, 1024)
       .doc("SMs sharing one coalescing unit: SMs s and t merge when s / group_size == "
            "t / group_size");
+  schema.string("group_sizes")
+      .def("")
+      .doc("sizes of consecutive SM groups, comma-separated (\"16,16,18\": SMs 0-15, 16-31, "
+           "32-49), repeating past their sum; empty: groups of group_size");
+  schema.integer("max_merged")
+      .unit("requests")
+      .def(0)
+      .range(0, 1024)
+      .doc("reads one in-flight read answers besides its own; the next read of the line is "
+           "forwarded and opens a new window (0: no limit)");
   // 128 B: the L2 line (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
   schema.integer("line_bytes")
       .unit("bytes")
@@ -30,10 +42,41 @@ void LrcCoalescer::describe(Schema& schema) {
   schema.stat("forwarded", StatKind::kCounter, "requests", kForwardedDoc);
 }
 
+namespace {
+
+// The group of each SM of one period of `group_sizes` ("16,16,18": 0 x 16, 1 x 16, 2 x 18), or
+// of one group of `group_size` SMs when it is empty.
+std::vector<std::uint32_t> group_period(const Params& params) {
+  const std::string text = params.string("group_sizes");
+  if (text.empty()) return std::vector<std::uint32_t>(static_cast<std::size_t>(params.integer("group_size")), 0);
+  std::vector<std::uint32_t> period;
+  std::uint32_t group = 0;
+  for (std::size_t at = 0; at <= text.size(); ++group) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    std::size_t used = 0;
+    long size = 0;
+    try {
+      size = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || size < 1 || size > 1024)
+      params.fail("group_sizes", "'" + item + "' is not a group size (an integer from 1 to 1024)");
+    period.insert(period.end(), static_cast<std::size_t>(size), group);
+    at = comma + 1;
+  }
+  return period;
+}
+
+}  // namespace
+
 LrcCoalescer::LrcCoalescer(const BuildContext& context)
-    : group_size_(static_cast<std::uint32_t>(context.params.integer("group_size"))),
+    : group_period_(group_period(context.params)),
+      groups_per_period_(group_period_.back() + 1),
+      max_merged_(static_cast<std::uint32_t>(context.params.integer("max_merged"))),
       line_bytes_(static_cast<std::uint32_t>(context.params.integer("line_bytes"))),
-      windows_((static_cast<std::uint32_t>(context.gpu.sm_count) + group_size_ - 1) / group_size_,
+      windows_(group_of(static_cast<std::uint32_t>(std::max(context.gpu.sm_count, 1)) - 1) + 1,
                LineChains(8, kBucketsPerWindow)),
       requests_(context.stats.counter("requests", "requests", kRequestsDoc)),
       merged_(context.stats.counter("merged", "requests", kMergedDoc)),
@@ -57,6 +100,15 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
     } else if (const Entry& first = entries_[open];
                first.addr <= request.addr &&
                request.addr + request.bytes <= first.addr + first.bytes) {
+      if (max_merged_ != 0 && merged_into(open) == max_merged_) {
+        // The window is full: this read goes on to the L2 and opens the line's next window.
+        windows.erase(line, open, window_link());
+        entries_[open].window = false;
+        windows.insert(line, e, window_line(), window_link());
+        entries_[e].window = true;
+        forward(now, request, e);
+        return;
+      }
       // Append to the circular list of merged requests, known by its last.
       const std::uint32_t last = first.next;
       if (last == kNone) {
@@ -70,11 +122,23 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
       return;
     }
   }
+  forward(now, request, e);
+}
+
+void LrcCoalescer::forward(Cycle now, const MemRequest& request, std::uint32_t e) {
   forwarded_.add();
-  MemRequest forward = request;
-  forward.token = e;
-  forward.client = this;
-  l2_->send(now, forward);
+  MemRequest forwarded = request;
+  forwarded.token = e;
+  forwarded.client = this;
+  l2_->send(now, forwarded);
+}
+
+std::uint32_t LrcCoalescer::merged_into(std::uint32_t read) const {
+  const std::uint32_t last = entries_[read].next;
+  if (last == kNone) return 0;
+  std::uint32_t n = 1;
+  for (std::uint32_t m = entries_[last].next; m != last; m = entries_[m].next) ++n;
+  return n;
 }
 
 void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
@@ -127,8 +191,13 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   return e;
 }
 
+std::uint32_t LrcCoalescer::group_of(std::uint32_t sm) const {
+  const auto period = static_cast<std::uint32_t>(group_period_.size());
+  return sm / period * groups_per_period_ + group_period_[sm % period];
+}
+
 LineChains& LrcCoalescer::window_table(std::uint32_t sm) {
-  const std::uint32_t group = sm / group_size_;
+  const std::uint32_t group = group_of(sm);
   // An SM beyond gpu.sm_count adds its group.
   if (group >= windows_.size()) windows_.resize(group + 1, LineChains(8, kBucketsPerWindow));
   return windows_[group];

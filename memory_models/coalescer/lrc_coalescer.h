@@ -1,10 +1,12 @@
-// `coalescer.lrc`: Hopper's L2 Request Coalescer as the paper models it (section VI-D: one
-// coalescing unit per SM pair). SMs are grouped (group = sm / group_size); a read arriving while
-// a read of the same line from its group is in flight, and within that read's bytes, merges into
-// it instead of going to the L2. The merge window of a line opens when its read is forwarded and
-// closes when the L2's response returns; that one response answers every merged requester, each
-// with its own request (token, client) back, first the forwarded one, then the merged ones in
-// arrival order. Writes, and reads the in-flight read does not cover, pass through unmerged.
+// `coalescer.lrc`: Hopper's L2 Request Coalescer. The paper models one coalescing unit per SM
+// pair (section VI-D: group = sm / group_size); `group_sizes` gives groups of any sizes instead
+// (the H200's: one per GPC, docs/memory-hierarchy.md §1). A read arriving while a read of the same
+// line from its group is in flight, and within that read's bytes, merges into it instead of going
+// to the L2, up to `max_merged` reads a forwarded one; the next is forwarded and opens the line's
+// next window. The merge window of a line opens when its read is forwarded and closes when the
+// L2's response returns; that one response answers every merged requester, each with its own
+// request (token, client) back, first the forwarded one, then the merged ones in arrival order.
+// Writes, and reads the in-flight read does not cover, pass through unmerged.
 #pragma once
 
 #include <bit>
@@ -54,6 +56,10 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     used_[e / 64] &= ~(std::uint64_t{1} << (e % 64));
     --in_use_;
   }
+  void forward(Cycle now, const MemRequest& request, std::uint32_t e);
+  /// How many requests wait on the forwarded read `read`.
+  std::uint32_t merged_into(std::uint32_t read) const;
+  std::uint32_t group_of(std::uint32_t sm) const;
   LineChains& window_table(std::uint32_t sm);
   std::uint64_t line_of(Addr addr) const {
     return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
@@ -66,7 +72,9 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   }
 
   MemoryPort* l2_ = nullptr;
-  std::uint32_t group_size_;
+  std::vector<std::uint32_t> group_period_;  ///< group of SM s within a period, s < its size
+  std::uint32_t groups_per_period_;
+  std::uint32_t max_merged_;  ///< 0: no limit
   std::uint32_t line_bytes_;
   int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
   std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry

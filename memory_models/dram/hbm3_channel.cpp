@@ -35,7 +35,8 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       banks_(static_cast<std::size_t>(o.pseudo_channels) * banks_per_pc_),
       bank_groups_(static_cast<std::size_t>(o.pseudo_channels * o.bank_groups)),
       pseudo_channels_(static_cast<std::size_t>(o.pseudo_channels)),
-      next_refresh_(timing.nREFI > 0 ? timing.nREFI : kNoMemCycle) {
+      next_refresh_(timing.nREFI > 0 ? timing.nREFI : kNoMemCycle),
+      next_bank_refresh_(timing.nREFIpb > 0 ? timing.nREFIpb : kNoMemCycle) {
   for (PseudoChannel& pc : pseudo_channels_) pc.last_acts.fill(kLongAgo);
   for (std::uint32_t b = 0; b < banks_.size(); ++b) {
     banks_[b].group = bank_group_of(b);
@@ -131,6 +132,12 @@ void Hbm3Channel::head_changed(Bank& bank) {
 MemCycle Hbm3Channel::advance(MemCycle horizon) {
   for (;;) {
     const Candidate c = next();
+    // A REFpb due first changes its bank before anything later is chosen. It wakes nothing:
+    // an idle channel's are applied when it next advances, at their own cycles.
+    if (next_bank_refresh_ <= std::min(c.at, horizon)) {
+      refresh_bank();
+      continue;
+    }
     if (c.at > horizon) return c.at;
     issue(c);
   }
@@ -388,6 +395,30 @@ void Hbm3Channel::refresh(MemCycle at) {
   row_bus_free_ = at + 1;
   totals_.refreshes.add();
   record(at, DramCommand::kRefresh, kNone, 0);
+}
+
+void Hbm3Channel::refresh_bank() {
+  const std::uint32_t b = refresh_bank_;
+  Bank& bank = banks_[b];
+  // REFpb takes the row-command bus like any row command; an open row is closed by it (as a PRE
+  // would be, no sooner than the row may close, and nRP before the refresh starts).
+  MemCycle at = std::max({next_bank_refresh_, row_bus_free_, last_issue_});
+  MemCycle refresh_start = at;
+  if (bank.open) {
+    at = std::max(at, bank.pre_ready);
+    refresh_start = at + t_.nRP;
+    bank.open = false;
+    bank.hit = kNone;
+  }
+  bank.act_ready = std::max(bank.act_ready, refresh_start + t_.nRFCpb);
+  if (bank.head != kNone) update_offer(b);
+  next_valid_ = false;
+  last_issue_ = at;
+  row_bus_free_ = at + 1;
+  refresh_bank_ = b + 1 == banks_.size() ? 0 : b + 1;
+  next_bank_refresh_ += t_.nREFIpb;
+  totals_.refreshes.add();
+  record(at, DramCommand::kRefresh, b, 0);
 }
 
 void Hbm3Channel::record(MemCycle at, DramCommand command, std::uint32_t bank,

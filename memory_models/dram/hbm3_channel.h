@@ -14,8 +14,10 @@
 //
 // Refresh: every nREFI cycles (at k x nREFI) the channel stops starting commands, precharges
 // its open banks with one PREA, issues REF, and activates nothing for nRFC cycles. It is one
-// all-bank refresh of the whole channel, both pseudo-channels at once; HBM3's per-pseudo-channel
-// and per-bank refresh commands are not modeled.
+// all-bank refresh of the whole channel, both pseudo-channels at once. Per-bank refresh (REFpb,
+// JESD238): every nREFIpb cycles the channel's next bank in turn (bank order, both
+// pseudo-channels) closes its row, no sooner than it may precharge, and activates nothing for
+// nRFCpb cycles after; the other banks go on. HBM3's per-pseudo-channel refresh is not modeled.
 //
 // The channel runs only when asked: advance(h) issues every command due at or before cycle h
 // and returns when the next one could issue. An idle channel does nothing, and its missed
@@ -49,7 +51,8 @@ enum class DramCommand : std::uint8_t {
   kRefresh,
 };
 
-/// One command as the channel issued it. PREA and REF cover the whole channel (bank fields 0).
+/// One command as the channel issued it. PREA and REF cover the whole channel (bank fields 0); a
+/// per-bank REF names its bank.
 struct DramCommandRecord {
   MemCycle at;
   DramCommand command;
@@ -218,6 +221,8 @@ class Hbm3Channel {
   void column(const Candidate& c);
   void precharge_all(MemCycle at);
   void refresh(MemCycle at);
+  /// The REFpb due at next_bank_refresh_, and the next one scheduled.
+  void refresh_bank();
   void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
   /// Recomputes bank `b`'s offer after its state changed.
   void update_offer(std::uint32_t b);
@@ -260,6 +265,8 @@ class Hbm3Channel {
   MemCycle row_bus_free_ = 0;
   MemCycle col_bus_free_ = 0;
   MemCycle next_refresh_;
+  MemCycle next_bank_refresh_;     ///< the next REFpb (kNoMemCycle: no per-bank refresh)
+  std::uint32_t refresh_bank_ = 0;  ///< the bank it refreshes
   MemCycle last_issue_ = 0;  ///< commands issue in non-decreasing cycle order
   // The result of the last pick (at = 0: to be computed). Between picks next_.at stays a lower
   // bound: an arrival can make a bank's command no earlier than the arrival.

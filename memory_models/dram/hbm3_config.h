@@ -73,6 +73,8 @@ struct Hbm3Timing {
   int nRTW;   ///< bus turnaround: end of read data to start of write data
   int nRFC;   ///< REF to ACT
   int nREFI;  ///< refresh interval; 0: no refresh
+  int nRFCpb = 0;   ///< per-bank refresh: REFpb to ACT in the refreshed bank
+  int nREFIpb = 0;  ///< per-bank refresh: one bank of the channel every nREFIpb, in turn; 0: none
 };
 
 struct Hbm3Preset {

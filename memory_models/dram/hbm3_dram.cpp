@@ -65,6 +65,10 @@ constexpr IntField<Hbm3Timing> kTimingFields[] = {
      "read-to-write bus turnaround: end of read data to start of write data"},
     {"nRFC", &Hbm3Timing::nRFC, "tCK", 1, "refresh: REF to ACT"},
     {"nREFI", &Hbm3Timing::nREFI, "tCK", 0, "refresh interval (0: no refresh)"},
+    {"nRFCpb", &Hbm3Timing::nRFCpb, "tCK", 0, "per-bank refresh: REFpb to ACT in the refreshed bank"},
+    {"nREFIpb", &Hbm3Timing::nREFIpb, "tCK", 0,
+     "per-bank refresh interval: a REFpb to the channel's next bank in turn every nREFIpb cycles "
+     "(0: no per-bank refresh)"},
 };
 
 std::string preset_choices() {
@@ -104,7 +108,7 @@ const char* const kOccupancyDoc = "bursts queued in the channel, sampled at each
 const char* const kChannelBandwidthDoc = "(read_bytes + write_bytes) / run time";
 const char* const kActivatesDoc = "ACT commands";
 const char* const kPrechargesDoc = "PRE and PREA commands";
-const char* const kRefreshesDoc = "REF commands, each refreshing a whole channel";
+const char* const kRefreshesDoc = "REF commands, each refreshing a whole channel, and REFpb commands, each one bank";
 const char* const kHitRateDoc = "row_hits / (row_hits + row_misses + row_conflicts)";
 // Occupancy buckets of 4 bursts (one 128 B line) up to 256 bursts.
 constexpr std::uint64_t kOccupancyBucket = 4;

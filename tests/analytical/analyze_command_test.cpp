@@ -53,10 +53,14 @@ TEST(AnalyzeCommand, TextReport) {
       << o.out;
   EXPECT_NE(o.out.find("launch               32768 CTAs, 132 per wave (one per SM), 249 waves\n"), std::string::npos)
       << o.out;
-  // One KV head's K/V, 2 * 65536 * 128 * 2 = 33.55 MB, and 132 Q + 132 O tiles of 32 KiB.
-  EXPECT_NE(o.out.find("regime               realistic: one wave's working set, 33.55 MB of K/V for 1 KV head + "
-                       "8.651 MB of Q and O tiles for 132 CTAs = 42.21 MB, exceeds the effective LLC of 26.21 MB "
-                       "(L2 52.43 MB / 2 partitions)"),
+  // One KV head's K/V, 2 * 65536 * 128 * 2 = 33.55 MB, and 132 Q + 132 O tiles of 32 KiB lie
+  // between two reads of a re-used line, 42.21 MB (1.61 LLCs); a wave straddling two heads puts
+  // up to 33.55 MB more in between. 43.15 MB on average over the 248 re-uses: nothing survives.
+  EXPECT_NE(o.out.find("regime               realistic: a re-used line's LRU stack distance from one wave to the "
+                       "next is 43.15 MB on average, 1.65x the effective LLC of 26.21 MB (L2 52.43 MB / 2 "
+                       "partitions), so 0.0% of what the waves re-use survives there (1 up to 1x, 0 from 1.4x): "
+                       "DRAM reads 7.2x the compulsory (one wave's working set: 33.55 MB of K/V for 1 KV head + "
+                       "8.651 MB of Q and O tiles for 132 CTAs = 42.21 MB)"),
             std::string::npos)
       << o.out;
   // 140.7 TFLOP at 989.4 TFLOP/s outlasts 10.74 GB at 3.35 TB/s.
@@ -72,7 +76,9 @@ TEST(AnalyzeCommand, JsonMatchesTheModel) {
   const analytical::AnalyticalResult expected = analytical::analyze(
       r.gpu, analytical::resolve_workload(analytical::parse_workload_spec(r.workload_spec)));
   const boost::json::object& result = doc.at("result").as_object();
-  EXPECT_EQ(result.at("dram_bytes").as_double(), expected.dram_bytes());
+  // A fractional byte count (a partial survival) parses back within an ulp or so: Boost.JSON's
+  // default number parsing is not correctly rounded.
+  EXPECT_DOUBLE_EQ(result.at("dram_bytes").as_double(), expected.dram_bytes());
   EXPECT_EQ(result.at("llc_read_bytes").as_double(), expected.llc_read_bytes);
   EXPECT_EQ(result.at("regime").as_string(), analytical::regime_name(expected.regime));
   EXPECT_EQ(result.at("bound").as_string(), analytical::bound_name(expected.bound));

@@ -28,24 +28,29 @@ std::string dram_table() {
   const SweepGrid grid(base, h800(), std::move(axes));
 
   std::string table =
-      "| seqlen | working set, MB (8B, 70B, 405B) | regime | 8B ideal | 8B SimFA | 70B ideal | 70B SimFA | "
+      "| seqlen | working set, MB (8B, 70B, 405B) | re-use survival (8B, 70B, 405B) | regime | 8B "
+      "ideal | 8B SimFA | 70B ideal | 70B SimFA | "
       "405B ideal | 405B SimFA | SimFA / ideal (8B, 70B, 405B) |\n"
-      "|---:|:---|:---|---:|---:|---:|---:|---:|---:|:---|\n";
-  std::string working_sets, regimes, traffic, ratios;
+      "|---:|:---|:---|:---|---:|---:|---:|---:|---:|---:|:---|\n";
+  std::string working_sets, survivals, regimes, traffic, ratios;
   grid.for_each([&](const SweepPoint& p) {
     const AnalyticalResult& r = p.result;
     const std::string regime(regime_name(r.regime));
     const bool first = p.index[1] == 0;
     working_sets += (first ? "" : ", ") + mb(r.working_set_bytes);
+    char survival[32];
+    std::snprintf(survival, sizeof survival, "%.2f", r.reuse_survival);
+    survivals += (first ? "" : ", ") + std::string(survival);
     regimes += first ? regime : regimes.ends_with(regime) ? "" : ", " + regime;
     traffic += mb(r.dram_ideal_bytes()) + " | " + mb(r.dram_bytes()) + " | ";
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", r.dram_to_ideal());
     ratios += (first ? "" : ", ") + std::string(ratio);
     if (p.index[1] + 1 == grid.axes()[1].values.size()) {
-      table += "| " + std::to_string(p.workload.fa3.seqlen_q) + " | " + working_sets + " | " + regimes + " | " +
-               traffic + ratios + " |\n";
+      table += "| " + std::to_string(p.workload.fa3.seqlen_q) + " | " + working_sets + " | " +
+               survivals + " | " + regimes + " | " + traffic + ratios + " |\n";
       working_sets.clear();
+      survivals.clear();
       regimes.clear();
       traffic.clear();
       ratios.clear();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analytical/floor_sum.h"
+#include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "test_gpus.h"
 
@@ -96,12 +97,22 @@ TEST(Fa3Model, SmallShapeByHand) {
   EXPECT_DOUBLE_EQ(r.genz_time_s, 39321600.0 / 3e12);
 }
 
-TEST(Fa3Model, SmallShapeBeyondTheEffectiveLlcUsesTheWaveModel) {
-  // Same shape; an effective LLC of 150000 B < the 175104 B working set.
+TEST(Fa3Model, SmallShapePastTheEffectiveLlcKeepsPartOfTheReuse) {
+  // Same shape; an effective LLC of 150000 B. Wave 1 re-uses the one KV head wave 0 streamed;
+  // in between the LLC took in the rest of its 76800 B of K/V, wave 0's 98304 B of Q and O tiles
+  // and the first part of wave 1's K/V: 175104 B = 1.16736 LLCs, survival (1.4 - 1.16736) / 0.4
+  // = 0.5816 of the 76800 B the wave model fetches again.
   const AnalyticalResult r = analyze_fa3(toy(3, 150000), shape(1, 2, 1, 256, 300, 64, 128, 176));
-  EXPECT_EQ(r.regime, Regime::realistic);
-  EXPECT_EQ(r.dram_read_bytes, 219136.0);
-  EXPECT_DOUBLE_EQ(r.dram_to_ideal(), (219136.0 + 65536.0) / (142336.0 + 65536.0));
+  EXPECT_EQ(r.regime, Regime::partial);
+  EXPECT_DOUBLE_EQ(r.reuse_distance_bytes, 175104.0);
+  EXPECT_NEAR(r.dram_read_bytes, 65536.0 + 76800.0 + 76800.0 * (1 - 0.5816), 1e-6);
+  EXPECT_NEAR(r.reuse_survival, 0.5816, 1e-12);
+  // From 1.4 LLCs on (175104 / 1.4 = 125074 B) nothing survives: the wave model.
+  const AnalyticalResult spills =
+      analyze_fa3(toy(3, 125000), shape(1, 2, 1, 256, 300, 64, 128, 176));
+  EXPECT_EQ(spills.regime, Regime::realistic);
+  EXPECT_EQ(spills.dram_read_bytes, 219136.0);
+  EXPECT_DOUBLE_EQ(spills.dram_to_ideal(), (219136.0 + 65536.0) / (142336.0 + 65536.0));
 }
 
 // B=2, H=4, Hkv=2, L=S=128, one Q tile per head: G = 2, C = 2 CTAs per KV head, 4 KV heads
@@ -199,12 +210,15 @@ TEST(Fa3Model, MatchesBruteForce) {
   }
 }
 
-// Section VIII-B2 on H800: for Llama-3 K/V heads (D = 128) one wave streams one KV head,
-// 2 S D e = 512 S bytes, plus 132 Q and 132 O tiles of 128 x 128 x 2 B = 8650752 B. That fits
-// the 26214400 B of one partition while S <= 34304: ideal up to 32K, realistic from 48K.
-TEST(Fa3Model, LlamaOnH800IdealUpTo32kRealisticBeyond) {
+// Section VIII-B2 on H800, made continuous: for Llama-3 K/V heads (D = 128) one wave streams one
+// KV head, 2 S D e = 512 S bytes, beside 132 Q and 132 O tiles of 128 x 128 x 2 B = 8650752 B,
+// and a wave that straddles two heads streams two. A head re-used from a one-head wave by a
+// one-head wave lies 512 S + 8650752 B back, from or by a two-head wave up to 1024 S + 8650752 B.
+// Against 26214400 B: everything survives up to S = 17152 (16K), part of it from 24K to 48K
+// (the one-head reuses survive to S = 34304, partly to 54784), nothing from 64K on.
+TEST(Fa3Model, LlamaOnH800IdealTo16kPartialTo48kRealisticBeyond) {
   for (std::int64_t heads : {32, 64, 128}) {
-    for (std::int64_t seqlen : {512, 4096, 16384, 24576, 32768}) {
+    for (std::int64_t seqlen : {512, 4096, 16384}) {
       const AnalyticalResult r = analyze_fa3(h800(), llama(heads, seqlen));
       EXPECT_EQ(r.regime, Regime::ideal) << heads << " " << seqlen;
       // From 16K on, a KV head owns more CTAs than a wave holds (G n_m >= 4 * 128 > 132).
@@ -213,15 +227,57 @@ TEST(Fa3Model, LlamaOnH800IdealUpTo32kRealisticBeyond) {
       }
       EXPECT_EQ(r.dram_bytes(), r.dram_ideal_bytes());
     }
-    for (std::int64_t seqlen : {49152, 65536, 131072}) {
+    double previous = 1;
+    for (std::int64_t seqlen : {24576, 32768, 40960, 49152}) {
+      const AnalyticalResult r = analyze_fa3(h800(), llama(heads, seqlen));
+      EXPECT_EQ(r.regime, Regime::partial) << heads << " " << seqlen;
+      EXPECT_GT(r.dram_read_bytes, r.dram_ideal_read_bytes);
+      EXPECT_LT(r.dram_read_bytes, r.dram_wave_read_bytes);
+      EXPECT_LT(r.reuse_survival, previous) << heads << " " << seqlen;
+      previous = r.reuse_survival;
+    }
+    for (std::int64_t seqlen : {65536, 131072}) {
       const AnalyticalResult r = analyze_fa3(h800(), llama(heads, seqlen));
       EXPECT_EQ(r.regime, Regime::realistic) << heads << " " << seqlen;
-      EXPECT_GT(r.dram_bytes(), r.dram_ideal_bytes());
+      EXPECT_EQ(r.dram_read_bytes, r.dram_wave_read_bytes);
       // Each KV head spans G n_m / 132 waves or one more.
       const double spread = static_cast<double>(heads / 8 * seqlen / 128) / 132;
       EXPECT_GE(r.wave_factor, spread);
       EXPECT_LE(r.wave_factor, spread + 1);
     }
+  }
+}
+
+// The closed-form re-fetch count against a walk over the waves: at every boundary a head
+// straddles, the head is fetched again unless it survives the stack distance from n_w to n_{w+1}
+// heads' K/V plus one wave's Q and O tiles (non-causal; the counts per boundary class are what
+// the closed form must get right).
+TEST(Fa3Model, RefetchMatchesAWalkOverTheWaves) {
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::int64_t kv = 1 + rng() % 6, group = 1 + rng() % 8, batch = 1 + rng() % 3;
+    const std::int64_t L = 128 * (1 + rng() % 40), D = 64;
+    const int sms = 1 + static_cast<int>(rng() % 60);
+    const double llc = static_cast<double>(20000 + rng() % 3000000);
+    const Fa3Shape s = shape(batch, kv * group, kv, L, L, D, 128, 128, false);
+    const AnalyticalResult r = analyze_fa3(toy(sms, llc), s);
+
+    const std::int64_t C = group * (L / 128), T = batch * kv * C;
+    const double kvh = 2.0 * static_cast<double>(L * D * 2);
+    const double tiles = static_cast<double>(std::min<std::int64_t>(sms, T) * 2 * 128 * D * 2);
+    auto heads = [&](std::int64_t a) { return (std::min<std::int64_t>(a + sms, T) - 1) / C - a / C + 1; };
+    double refetch = 0;
+    for (std::int64_t a = sms; a < T; a += sms) {
+      if (a % C == 0) continue;
+      const double d0 = static_cast<double>(heads(a - sms)) * kvh + tiles;
+      const double d1 = static_cast<double>(heads(a)) * kvh + tiles;
+      refetch += kvh * (1 - mean_llc_survival(d0, d1, llc));
+    }
+    const double expected = r.dram_ideal_read_bytes + refetch;
+    // Above 256 waves of short heads the model takes the mean head count: within 2% there.
+    const bool walked = C >= 2 * sms || ceil_div(T, sms) <= 256;
+    ASSERT_NEAR(r.dram_read_bytes, expected, (walked ? 1e-9 : 2e-2) * expected)
+        << batch << " " << kv << " " << group << " " << L << " " << sms << " " << llc;
   }
 }
 

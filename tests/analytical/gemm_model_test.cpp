@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analytical/floor_sum.h"
+#include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "test_gpus.h"
 
@@ -53,10 +54,24 @@ TEST(GemmModel, SmallShapeRowMajorByHand) {
   EXPECT_EQ(r.working_set_bytes, 65600.0 + 65536.0);
   EXPECT_EQ(r.regime, Regime::ideal);
   EXPECT_EQ(r.dram_read_bytes, 100000.0);
-  // Effective LLC 100000 B < 131136 B: every wave fetches its own panels.
+  EXPECT_EQ(r.reuse_survival, 1.0);
+  // Effective LLC 100000 B. Wave 1 shares B (40000 B) with wave 0 and reads row 1's A panel
+  // (25600 B) for the first time; a B slice at share u of the traversal was read by wave 0, then
+  // the LLC took in the rest of wave 0's 65600 B of panels, its 65536 B of C tiles and the first
+  // share u of wave 1's 65600 B: 131136 B = 1.31136 LLCs throughout, survival (1.4 - 1.31136) /
+  // 0.4 = 0.2216. Wave 2 reads row 2's 8800 B first and B again after a distance running from
+  // 131136 to 48800 + 65536 = 114336 B: a mean survival of (1.4 - 1.22736) / 0.4 = 0.4316.
   const AnalyticalResult small = analyze_gemm(toy(2, 100000), gemm(300, 200, 100));
-  EXPECT_EQ(small.regime, Regime::realistic);
-  EXPECT_EQ(small.dram_read_bytes, 180000.0);
+  EXPECT_EQ(small.regime, Regime::partial);
+  EXPECT_EQ(small.dram_wave_read_bytes, 180000.0);
+  EXPECT_DOUBLE_EQ(small.reuse_distance_bytes, 131136.0);
+  EXPECT_NEAR(small.dram_read_bytes,
+              65600 + 25600 + 40000 * (1 - 0.2216) + 8800 + 40000 * (1 - 0.4316), 1e-6);
+  EXPECT_NEAR(small.reuse_survival, (180000 - small.dram_read_bytes) / 80000, 1e-12);
+  // At 1.4 LLCs and beyond nothing survives: the wave model.
+  const AnalyticalResult tiny = analyze_gemm(toy(2, 80000), gemm(300, 200, 100));
+  EXPECT_EQ(tiny.regime, Regime::realistic);
+  EXPECT_EQ(tiny.dram_read_bytes, 180000.0);
 }
 
 TEST(GemmModel, SmallShapeGroupedByHand) {
@@ -94,15 +109,30 @@ std::pair<std::int64_t, std::int64_t> tile_of(std::int64_t pid, std::int64_t m_t
   return {first + local % rows, local / rows};
 }
 
+/// A random GEMM for the brute-force tests: M, N below max_mn, K below max_k, either raster, tiles
+/// of 64 to 192, on 1 to max_sms SMs.
+struct RandomGemm {
+  GemmShape shape;
+  int sms;
+};
+RandomGemm random_gemm(std::mt19937_64& rng, std::int64_t max_mn, std::int64_t max_k, int max_sms) {
+  const std::int64_t M = 1 + static_cast<std::int64_t>(rng() % max_mn);
+  const std::int64_t N = 1 + static_cast<std::int64_t>(rng() % max_mn);
+  const std::int64_t K = 1 + static_cast<std::int64_t>(rng() % max_k);
+  const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
+  const int sms = 1 + static_cast<int>(rng() % max_sms);
+  GemmShape s = gemm(M, N, K, raster);
+  s.block_m = 64 * (1 + static_cast<std::int64_t>(rng() % 3));
+  s.block_n = 64 * (1 + static_cast<std::int64_t>(rng() % 3));
+  return {s, sms};
+}
+
 TEST(GemmModel, WavePanelsMatchBruteForce) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 3000; ++trial) {
-    const std::int64_t M = 1 + rng() % 2000, N = 1 + rng() % 2000, K = 1 + rng() % 300;
-    const Raster raster = rng() % 2 ? Raster::grouped : Raster::row_major;
-    const int sms = 1 + static_cast<int>(rng() % 50);
-    GemmShape s = gemm(M, N, K, raster);
-    s.block_m = 64 * (1 + rng() % 3);
-    s.block_n = 64 * (1 + rng() % 3);
+    const auto [s, sms] = random_gemm(rng, 2000, 300, 50);
+    const std::int64_t M = s.m, N = s.n, K = s.k;
+    const Raster raster = s.raster;
     const AnalyticalResult r = analyze_gemm(toy(sms, 1e12), s);
 
     const std::int64_t m_t = ceil_div(M, s.block_m), n_t = ceil_div(N, s.block_n);
@@ -126,10 +156,83 @@ TEST(GemmModel, WavePanelsMatchBruteForce) {
   }
 }
 
+// The survival model against sets of panels: wave w+1's panels split into those no earlier wave
+// used (fetched), those wave w used (surviving by the mean survival over a stack distance from
+// F_w + T_w to F_{w+1} + T_w) and older ones (one wave's panels F_w more in between).
+TEST(GemmModel, SurvivalMatchesBruteForce) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const auto [s, sms] = random_gemm(rng, 3000, 500, 40);
+    const double llc = static_cast<double>(10000 + rng() % 4000000);
+    const AnalyticalResult r = analyze_gemm(toy(sms, llc), s);
+    const std::int64_t m_t = r.gemm.tiles_m, n_t = r.gemm.tiles_n;
+    const std::int64_t g = s.raster == Raster::grouped ? kGroupedRasterRows : 1;
+    auto a_bytes = [&](std::int64_t row) { return static_cast<double>(std::min(s.block_m, s.m - row * s.block_m) * s.k * 2); };
+    auto b_bytes = [&](std::int64_t col) { return static_cast<double>(std::min(s.block_n, s.n - col * s.block_n) * s.k * 2); };
+    std::set<std::int64_t> seen_rows, seen_cols, prev_rows, prev_cols;
+    double dram = 0, prev_bytes = 0, prev_tiles = 0;
+    for (std::int64_t start = 0; start < m_t * n_t; start += sms) {
+      const std::int64_t end = std::min<std::int64_t>(start + sms, m_t * n_t);
+      std::set<std::int64_t> rows, cols;
+      for (std::int64_t pid = start; pid < end; ++pid) {
+        const auto [row, col] = tile_of(pid, m_t, n_t, g);
+        rows.insert(row);
+        cols.insert(col);
+      }
+      double bytes = 0, fresh = 0, shared = 0;
+      for (std::int64_t row : rows) {
+        bytes += a_bytes(row);
+        if (!seen_rows.count(row)) fresh += a_bytes(row);
+        else if (prev_rows.count(row)) shared += a_bytes(row);
+      }
+      for (std::int64_t col : cols) {
+        bytes += b_bytes(col);
+        if (!seen_cols.count(col)) fresh += b_bytes(col);
+        else if (prev_cols.count(col)) shared += b_bytes(col);
+      }
+      const double older = bytes - fresh - shared;
+      const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
+      dram += start == 0 ? bytes
+                         : fresh + shared * (1 - mean_llc_survival(d0, d1, llc)) +
+                               older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, llc));
+      seen_rows.insert(rows.begin(), rows.end());
+      seen_cols.insert(cols.begin(), cols.end());
+      prev_rows = rows;
+      prev_cols = cols;
+      prev_bytes = bytes;
+      prev_tiles = static_cast<double>((end - start) * s.block_m * s.block_n * 2);
+    }
+    ASSERT_NEAR(r.dram_read_bytes, dram, 1e-9 * dram) << s.m << " " << s.n << " " << s.k << " " << sms << " " << llc;
+    ASSERT_GE(r.dram_read_bytes, r.dram_ideal_read_bytes * (1 - 1e-12));
+    ASSERT_LE(r.dram_read_bytes, r.dram_wave_read_bytes * (1 + 1e-12));
+  }
+}
+
+// CTAs per SM follow from shared memory: Triton's 128x128x64 in 3 stages takes 3 x 32 KiB of A
+// and B tiles and 24 B of mbarriers, 98328 B (ncu's launch__shared_mem_per_block_dynamic in
+// validation/h200/gemm_ncu.csv); with the 1 KiB the runtime reserves, two fit 228 KiB. 128x256
+// (147480 B) fits once, as ncu's launch__occupancy_limit_shared_mem says for both.
+TEST(GemmModel, CtasPerSmFromSharedMemory) {
+  AnalyticalGpu gpu = h800();
+  gpu.smem_per_sm = 233472;
+  const AnalyticalResult r = analyze_gemm(gpu, gemm(4096, 4096, 4096));
+  EXPECT_EQ(r.gemm.smem_bytes, 98328);
+  EXPECT_EQ(r.gemm.ctas_per_sm, 2);
+  EXPECT_EQ(r.ctas_per_wave, 264);
+  EXPECT_EQ(r.waves, 4);
+  GemmShape wide = gemm(4096, 4096, 4096);
+  wide.block_n = 256;
+  const AnalyticalResult w = analyze_gemm(gpu, wide);
+  EXPECT_EQ(w.gemm.smem_bytes, 147480);
+  EXPECT_EQ(w.gemm.ctas_per_sm, 1);
+  // Without the GPU's shared memory: one CTA per SM, as before.
+  EXPECT_EQ(analyze_gemm(h800(), gemm(4096, 4096, 4096)).ctas_per_wave, 132);
+}
+
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
 // 128 x 2048 x 2 = 512 KiB, plus 132 C tiles of 32 KiB) holds 17.2 MB < 26.2 MB: ideal. At 8192^3
-// the first wave reads all 64 B panels (2 MiB each): realistic, and B crosses DRAM every wave.
-TEST(GemmModel, IdealWhilePanelsFitRealisticBeyond) {
+// the first wave reads all 64 B panels (2 MiB each), and B crosses DRAM again every wave.
+TEST(GemmModel, IdealWhilePanelsFitRefetchedBeyond) {
   const AnalyticalResult fits = analyze_gemm(h800(), gemm(2048, 2048, 2048));
   EXPECT_EQ(fits.gemm.wave_a_panels, 9);
   EXPECT_EQ(fits.gemm.wave_b_panels, 16);
@@ -137,7 +240,8 @@ TEST(GemmModel, IdealWhilePanelsFitRealisticBeyond) {
   EXPECT_EQ(fits.regime, Regime::ideal);
   EXPECT_EQ(fits.dram_bytes(), fits.dram_ideal_bytes());
   const AnalyticalResult spills = analyze_gemm(h800(), gemm(8192, 8192, 8192));
-  EXPECT_EQ(spills.regime, Regime::realistic);
+  // Only the last wave's 4 CTAs re-use a little: 5 MiB of panels after a 138 MiB wave.
+  EXPECT_LT(spills.reuse_survival, 0.01);
   EXPECT_GT(spills.dram_bytes(), spills.dram_ideal_bytes());
   // The grouped raster touches fewer panels per wave and re-streams less.
   const AnalyticalResult grouped = analyze_gemm(h800(), gemm(8192, 8192, 8192, Raster::grouped));

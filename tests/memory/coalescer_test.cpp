@@ -96,6 +96,48 @@ TEST(LrcCoalescer, GroupSizeSetsTheGroup) {
   EXPECT_EQ(rig.client.at(3), 52u);
 }
 
+TEST(LrcCoalescer, GroupSizesGiveGroupsOfTheirOwnSizesRepeating) {
+  Rig<LrcCoalescer> rig({{"group_sizes", std::string("3,2")}});
+  // One period: SMs 0-2 are group 0, SMs 3-4 group 1; then 5-7 group 2, 8-9 group 3.
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  rig.send_at(1, read_request(kX, 2, rig.client, 2));  // group 0: merges
+  rig.send_at(2, read_request(kX, 3, rig.client, 3));  // group 1
+  rig.send_at(3, read_request(kX, 4, rig.client, 4));  // group 1: merges
+  rig.send_at(4, read_request(kX, 5, rig.client, 5));  // group 2
+  rig.send_at(5, read_request(kX, 6, rig.client, 7));  // group 2: merges
+  rig.send_at(6, read_request(kX, 7, rig.client, 8));  // group 3
+  rig.bench.events.run();
+  EXPECT_EQ(rig.l2.sent.size(), 4u);
+  EXPECT_EQ(rig.stat("merged"), 3u);
+  EXPECT_EQ(rig.client.at(2), 50u);
+  EXPECT_EQ(rig.client.at(4), 52u);
+  EXPECT_EQ(rig.client.at(6), 54u);
+  EXPECT_EQ(rig.client.at(7), 56u);
+}
+
+TEST(LrcCoalescer, MaxMergedOpensTheLinesNextWindow) {
+  Rig<LrcCoalescer> rig({{"group_size", std::int64_t{16}}, {"max_merged", std::int64_t{3}}});
+  // Nine reads of one line from one group: 1 + 3 merged, 1 + 3 merged, 1.
+  for (std::uint64_t t = 0; t < 9; ++t) rig.send_at(t, read_request(kX, t + 1, rig.client, static_cast<std::uint16_t>(t)));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.l2.sent.size(), 3u);
+  EXPECT_EQ(rig.l2.sent[0].at, 0u);
+  EXPECT_EQ(rig.l2.sent[1].at, 4u);
+  EXPECT_EQ(rig.l2.sent[2].at, 8u);
+  EXPECT_EQ(rig.stat("merged"), 6u);
+  // Each read is answered by the window it joined.
+  for (std::uint64_t t = 1; t <= 4; ++t) EXPECT_EQ(rig.client.at(t), 50u) << t;
+  for (std::uint64_t t = 5; t <= 8; ++t) EXPECT_EQ(rig.client.at(t), 54u) << t;
+  EXPECT_EQ(rig.client.at(9), 58u);
+}
+
+TEST(LrcCoalescer, AGroupSizeThatIsNotANumberIsAnError) {
+  for (const char* bad : {"16,x", "16,,2", "0", "16,2000", "16,"}) {
+    MemoryBench bench;
+    EXPECT_THROW(bench.make<LrcCoalescer>({{"group_sizes", std::string(bad)}}), InputError) << bad;
+  }
+}
+
 TEST(LrcCoalescer, WritesAndUncoveredReadsPassThrough) {
   Rig<LrcCoalescer> rig;
   rig.send_at(0, write_request(kX, 1, rig.client, 0));

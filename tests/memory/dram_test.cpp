@@ -527,6 +527,41 @@ TEST(Hbm3Refresh, ClosesOpenRowsFirst) {
   EXPECT_EQ(u.bench.stats.value("dram.row_misses"), 2u);  // the refresh closed row 0
 }
 
+TEST(Hbm3Refresh, PerBankRefreshBlocksOneBankAtATime) {
+  UnitDram u({{"nREFIpb", std::int64_t{100}}, {"nRFCpb", std::int64_t{200}}});
+  // REFpb k (at 100 k) refreshes bank k - 1 of the channel's 32 (pseudo-channel, bank group, bank):
+  // bank 0 at 100, bank 4 (bank group 1) at 500.
+  u.send_at(149, read_request(bank_address(0, 0, 0, 0), 1, u.client, 0, 32));
+  u.send_at(149, read_request(bank_address(0, 1, 0, 0), 2, u.client, 0, 32));
+  u.bench.events.run();
+  // Bank 0 activates nothing before 100 + nRFCpb = 300, when bank 2's REFpb holds the row-command
+  // bus: ACT 301, RD 320, answered 341.
+  EXPECT_EQ(u.first(DramCommand::kActivate, 0), 301);
+  EXPECT_EQ(u.client.at(1), 341u);
+  // Bank group 1's bank is not refreshing: ACT on arrival (150), RD 169, answered 190.
+  EXPECT_EQ(u.first(DramCommand::kActivate, 0, 1), 150);
+  EXPECT_EQ(u.client.at(2), 190u);
+  // An idle channel's REFpbs are replayed when it next advances: 10 each by 1050.
+  u.dram->finish(1050);
+  EXPECT_EQ(u.bench.stats.value("dram.refreshes"), 16u * 10);
+  std::vector<MemCycle> pc0;
+  for (MemCycle k = 1; k <= 10; ++k) pc0.push_back(100 * k);
+  EXPECT_EQ(u.log.times(DramCommand::kRefresh, 15, 0), pc0);  // banks 0-9 are all in pseudo-channel 0
+}
+
+TEST(Hbm3Refresh, PerBankRefreshClosesItsBanksRow) {
+  UnitDram u({{"nREFIpb", std::int64_t{100}}, {"nRFCpb", std::int64_t{200}}});
+  const Addr row0 = bank_address(0, 0, 0, 0);
+  u.send_at(0, read_request(row0, 1, u.client, 0, 32));         // row 0 open from cycle 1
+  u.send_at(149, read_request(row0 + 32, 2, u.client, 0, 32));  // would have hit
+  u.bench.events.run();
+  // REFpb of bank 0 at 100 closes row 0, refreshes from 100 + nRP = 119: ACT 319, RD 338, 359.
+  EXPECT_EQ(u.log.times(DramCommand::kActivate, 0, 0), (std::vector<MemCycle>{1, 319}));
+  EXPECT_EQ(u.client.at(2), 359u);
+  EXPECT_EQ(u.bench.stats.value("dram.row_misses"), 2u);
+  EXPECT_EQ(u.bench.stats.value("dram.row_hits"), 0u);
+}
+
 TEST(Hbm3Events, IdleMemoryCostsNoEvents) {
   UnitDram u({{"nREFI", std::int64_t{5070}}});
   u.dram->send(0, read_request(bank_address(0, 0, 0, 0), 1, u.client, 0, 32));

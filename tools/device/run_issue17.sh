@@ -5,12 +5,15 @@
 #   run(command="bash tools/device/run_issue17.sh 2>&1 | tee $OUT/log.txt", timeout_s=600)
 # Optional argument: comma-separated steps (default env,launch,stride,gemm,ncu). Environment:
 # BUDGET (s, default 570), NCU_RESERVE (s the gemm step leaves for ncu, 150), SUITE_PASSES (1),
-# NCU_ALL (profile all 135 suite points), NCU_REPEAT (repeat the default 20 ncu points N times).
+# NCU_ALL (profile all 135 suite points), NCU_REPEAT (repeat the default 20 ncu points N times),
+# NCU_GROUPS (a file of ncu point groups, one line each, in place of the default 20 points).
 #   env     versions, device properties, clocks as found
 #   launch  launch overhead: CUDA events vs in-kernel span (launch_overhead.cu, launch_triton.py)
 #   stride  strided DRAM traffic through 2D TMA boxes, bandwidth and latency (dram_stride.cu)
 #   gemm    the Triton TMA GEMM suite (gemm_suite.py), cold L2, with the TTGIR dumped
 #   ncu     ncu traffic and clock domains of GEMM points, a hot 8192^3 and a DRAM stream
+#   lrc     which reads of the same lines by several SMs the L2 request coalescer merges
+#           (lrc_merge.cu): timed cold and warm, then profiled by ncu cold and warm
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz.
 # Never changes clocks or any GPU setting: it only reads them (nvidia-smi queries, ncu with
 # --clock-control none).
@@ -32,6 +35,15 @@ if nvidia-smi --query-gpu=$F,clocks_event_reasons.active --format=csv >/dev/null
 fi
 nvidia-smi --query-gpu=$F --format=csv -lms 200 >"$R/smi_samples.csv" 2>&1 &
 SMI_PID=$!
+
+# ncu's raw page of report $R/ncu_$1.ncu-rep as $R/ncu_$1_raw.csv (base units where it can)
+import_raw() {
+  [ -f "$R/ncu_$1.ncu-rep" ] || return 0
+  ncu --import "$R/ncu_$1.ncu-rep" --csv --page raw --print-units base \
+    >"$R/ncu_$1_raw.csv" 2>"$R/ncu_$1_import_err.txt"
+  grep -q '^"ID"' "$R/ncu_$1_raw.csv" || ncu --import "$R/ncu_$1.ncu-rep" --csv --page raw \
+    >"$R/ncu_$1_raw.csv" 2>>"$R/ncu_$1_import_err.txt"
+}
 
 phase start steps=$STEPS
 if has env; then
@@ -58,7 +70,9 @@ NV="nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v"
 B1=$!
 ( $NV -o /tmp/dram_stride "$HERE/dram_stride.cu" -lcuda >"$R/build_stride.txt" 2>&1 || echo "BUILD dram_stride FAILED" ) &
 B2=$!
-wait $B1 $B2
+( $NV -o /tmp/lrc_merge "$HERE/lrc_merge.cu" -lcuda >"$R/build_lrc.txt" 2>&1 || echo "BUILD lrc_merge FAILED" ) &
+B3=$!
+wait $B1 $B2 $B3
 
 if has launch; then
   phase launch
@@ -92,7 +106,9 @@ if has ncu; then
   MET=$(paste -sd, "$R/ncu_metrics.txt")
   NCU="ncu --clock-control none --cache-control all --replay-mode kernel --metrics $MET"
   G=0
-  if [ -n "${NCU_ALL:-}" ]; then
+  if [ -n "${NCU_GROUPS:-}" ]; then
+    cp "$NCU_GROUPS" "$R/ncu_groups.txt"
+  elif [ -n "${NCU_ALL:-}" ]; then
     python3 "$HERE/gemm_suite.py" specs 15 >"$R/ncu_groups.txt"
   else
     for rep in $(seq 1 ${NCU_REPEAT:-1}); do
@@ -121,23 +137,39 @@ if has ncu; then
     fi
   done <"$R/ncu_groups.txt"
   T=$(( $(left) - 25 )); [ $T -gt 60 ] && T=60
+  [ -n "${NCU_GROUPS:-}" ] && T=0   # a chosen set of points: no hot GEMM, no stream
   if [ $T -gt 10 ]; then
     timeout $T $NCU -k 'regex:^gemm_tma_kernel$' --launch-skip 200 --launch-count 1 -f -o "$R/ncu_hot" \
       python3 "$HERE/gemm_suite.py" hot 8192,8192,8192,0 200 >"$R/ncu_hot_log.txt" 2>&1 || echo "ncu hot rc=$?"
   fi
   T=$(( $(left) - 15 )); [ $T -gt 40 ] && T=40
+  [ -n "${NCU_GROUPS:-}" ] && T=0
   if [ $T -gt 10 ] && [ -x /tmp/dram_stride ]; then
     timeout $T $NCU -k 'regex:stride_bw' --launch-skip 1 --launch-count 1 -f -o "$R/ncu_stream" \
       /tmp/dram_stride ncu >"$R/ncu_stream_log.txt" 2>&1 || echo "ncu stream rc=$?"
   fi
   for t in $(seq -f gemm%g 1 $G) hot stream; do
-    [ -f "$R/ncu_$t.ncu-rep" ] || continue
-    ncu --import "$R/ncu_$t.ncu-rep" --csv --page raw --print-units base \
-      >"$R/ncu_${t}_raw.csv" 2>"$R/ncu_${t}_import_err.txt"
-    grep -q '^"ID"' "$R/ncu_${t}_raw.csv" || ncu --import "$R/ncu_$t.ncu-rep" --csv --page raw \
-      >"$R/ncu_${t}_raw.csv" 2>>"$R/ncu_${t}_import_err.txt"
+    import_raw "$t"
   done
   python3 "$HERE/issue17_post.py" ncu "$R" || echo "ncu post failed"
+fi
+
+if has lrc && [ -x /tmp/lrc_merge ]; then
+  phase lrc
+  /tmp/lrc_merge list "$R/lrc_cases.csv"
+  for l2 in cold warm; do
+    timeout 60 /tmp/lrc_merge run "$R/lrc_merge_$l2.csv" $l2 || echo "lrc_merge $l2 rc=$?"
+  done
+  LRC_MET=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_read_lookup_hit.sum,lts__t_sectors_srcunit_ltcfabric_op_read.sum,lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved.sum,lrc__xbar2gpc_sectors_op_read.sum,lrc__request_sectors_op_read_coalescable.sum,lrc__lts2lrc_sectors_op_read.sum,dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second
+  for cc in all:cold none:warm; do
+    T=$(( $(left) - 20 )); [ $T -gt 200 ] && T=200
+    [ $T -lt 20 ] && { echo "ncu lrc ${cc#*:} skipped (time)"; continue; }
+    timeout $T ncu --clock-control none --cache-control ${cc%:*} --replay-mode kernel --metrics $LRC_MET \
+      -k regex:shared_read -f -o "$R/ncu_lrc_${cc#*:}" /tmp/lrc_merge run "$R/lrc_merge_ncu_${cc#*:}.csv" warm \
+      >"$R/ncu_lrc_${cc#*:}_log.txt" 2>&1 || echo "ncu lrc ${cc#*:} rc=$?"
+    tail -2 "$R/ncu_lrc_${cc#*:}_log.txt"
+    import_raw "lrc_${cc#*:}"
+  done
 fi
 
 phase end
