@@ -94,6 +94,17 @@ PluginHost::~PluginHost() = default;
 
 std::vector<fs::path> PluginHost::search_path(
     const std::vector<std::string>& manifest_plugin_path) {
+  boost::dll::fs::error_code ec;
+  const auto program = boost::dll::program_location(ec);
+  if (ec) return search_path(manifest_plugin_path, fs::path());
+  // SIMFA_PLUGIN_DIR_FROM_BINDIR is set by kernel/CMakeLists.txt from the install layout.
+  return search_path(
+      manifest_plugin_path,
+      (fs::path(program.native()).parent_path() / SIMFA_PLUGIN_DIR_FROM_BINDIR).lexically_normal());
+}
+
+std::vector<fs::path> PluginHost::search_path(const std::vector<std::string>& manifest_plugin_path,
+                                              const fs::path& plugin_dir) {
   std::vector<fs::path> dirs(manifest_plugin_path.begin(), manifest_plugin_path.end());
   if (const char* env = std::getenv("SIMFA_PLUGIN_PATH")) {
     std::string_view rest(env);
@@ -104,13 +115,7 @@ std::vector<fs::path> PluginHost::search_path(
       rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
     }
   }
-  boost::dll::fs::error_code ec;
-  const auto program = boost::dll::program_location(ec);
-  if (!ec) {
-    // SIMFA_PLUGIN_DIR_FROM_BINDIR is set by kernel/CMakeLists.txt from the install layout.
-    dirs.push_back((fs::path(program.native()).parent_path() / SIMFA_PLUGIN_DIR_FROM_BINDIR)
-                       .lexically_normal());
-  }
+  if (!plugin_dir.empty()) dirs.push_back(plugin_dir);
   return dirs;
 }
 

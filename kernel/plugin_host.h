@@ -33,6 +33,11 @@ class PluginHost final : public SchemaCatalog {
   /// build tree has the same layout).
   static std::vector<std::filesystem::path> search_path(
       const std::vector<std::string>& manifest_plugin_path);
+  /// The same with `plugin_dir` last instead of the directory beside the executable: a program
+  /// that is not simfa's (python3 running the `simfa` module) names where its plugins lie.
+  static std::vector<std::filesystem::path> search_path(
+      const std::vector<std::string>& manifest_plugin_path,
+      const std::filesystem::path& plugin_dir);
 
   /// Loads every lib*.so of each existing directory, directories in order and files by name.
   /// A library that fails to load, or that provides a component name already loaded, is

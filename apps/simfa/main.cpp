@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "apps/analyze_command.h"
+#include "apps/loaded_manifest.h"
 #include "apps/rank_command.h"
+#include "apps/sweep_command.h"
 #include "kernel/ablation.h"
 #include "kernel/describe.h"
 #include "kernel/gantt_chart.h"
@@ -40,27 +42,8 @@ constexpr int kExitWatchdog = 4;
 constexpr int kExitStalled = 5;
 constexpr int kExitTimeout = 6;
 
-std::vector<Override> parse_overrides(const std::vector<std::string>& sets) {
-  std::vector<Override> out;
-  for (const auto& s : sets) out.push_back(parse_override(s));
-  return out;
-}
-
-void load_plugins(PluginHost& host, const std::vector<std::string>& manifest_plugin_path) {
-  host.load_directories(PluginHost::search_path(manifest_plugin_path));
-  for (const auto& e : host.errors()) std::cerr << "warning: " << e << "\n";
-}
-
-struct LoadedManifest {
-  PluginHost host;  // declared first: outlives everything built from its libraries
-  Manifest manifest;
-};
-
-void load(LoadedManifest& out, const std::string& path, const std::vector<std::string>& sets) {
-  ManifestDocument doc = read_manifest(path, parse_overrides(sets));
-  load_plugins(out.host, doc.plugin_path());
-  out.manifest = resolve_manifest(doc, out.host);
-}
+using simfa::apps::load;
+using simfa::apps::LoadedManifest;
 
 std::vector<int> parse_sm_list(const std::string& text, const char* option) {
   std::vector<int> sms;
@@ -118,7 +101,7 @@ std::pair<simfa::Cycle, simfa::Cycle> parse_cycle_range(const std::string& text)
 
 int cmd_plugins(const std::string& describe, bool markdown) {
   PluginHost host;
-  load_plugins(host, {});
+  simfa::apps::load_plugins(host, PluginHost::search_path({}));
   if (markdown) {
     std::cout << format_reference_markdown(host);
     return kExitOk;
@@ -237,26 +220,12 @@ struct AnalyzeArgs {
   bool json = false;
 };
 
-// The analytical model's view of a manifest's [gpu] table (analyze and rank read it).
-simfa::analytical::AnalyticalGpu analytical_gpu(const Manifest& m) {
-  simfa::analytical::AnalyticalGpu gpu;
-  gpu.sm_count = m.gpu.sm_count;
-  gpu.clock_mhz = m.gpu.clock_mhz;
-  gpu.l2_bytes = static_cast<double>(m.l2_bytes);
-  gpu.l2_partitions = m.l2_partitions;
-  gpu.dram_bandwidth = m.dram_bandwidth;
-  gpu.l2_bandwidth = m.l2_bandwidth;
-  gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
-  gpu.smem_per_sm = static_cast<double>(m.gpu.smem_per_sm_bytes);
-  return gpu;
-}
-
 int cmd_analyze(const AnalyzeArgs& a) {
   LoadedManifest loaded;
   load(loaded, a.manifest, a.sets);
   const Manifest& m = loaded.manifest;
   simfa::apps::AnalyzeRequest request;
-  request.gpu = analytical_gpu(m);
+  request.gpu = simfa::apps::analytical_gpu(m);
   request.gpu_name = m.gpu.name;
   request.workload_spec = a.workload;
   request.sweeps = a.sweeps;
@@ -279,11 +248,7 @@ int cmd_rank(const RankArgs& a) {
   load(loaded, a.manifest, a.sets);
   const Manifest& m = loaded.manifest;
   simfa::apps::RankRequest request;
-  static_cast<simfa::analytical::AnalyticalGpu&>(request.gpu) = analytical_gpu(m);
-  request.gpu.smem_per_sm_bytes = m.gpu.smem_per_sm_bytes;
-  request.gpu.regs_per_sm = m.gpu.regs_per_sm;
-  request.gpu.max_ctas_per_sm = m.gpu.max_ctas_per_sm;
-  request.gpu.max_warpgroups_per_sm = m.gpu.max_warpgroups_per_sm;
+  request.gpu = simfa::apps::rank_gpu(m);
   request.gpu_name = m.gpu.name;
   request.workload_spec = a.workload;
   request.options.ranker = a.ranker == "features"   ? simfa::ranking::Ranker::kFeatures
@@ -292,25 +257,9 @@ int cmd_rank(const RankArgs& a) {
   request.options.shortlist = a.shortlist;
   request.top = a.top;
   request.csv_path = a.csv;
-  // One simulation per config: the gemm: generator with Triton's tile, stages and warps and the
-  // row-major raster of the measured kernel. Configs the generator rejects are not simulated.
   auto simulate = [&](const simfa::ranking::GemmProblem& p,
                       const simfa::ranking::TritonGemmConfig& c) {
-    const std::string spec =
-        fmt::format("gemm:m={},n={},k={},block_m={},block_n={},block_k={},stages={},warps={}", p.m,
-                    p.n, p.k, c.block_m, c.block_n, c.block_k, c.stages, c.warps);
-    try {
-      ComponentConfig workload = parse_workload_spec(spec, loaded.host);
-      RunOptions options;
-      options.progress = false;
-      Simulation sim(m, workload, loaded.host, options);
-      const RunResult result = sim.run();
-      if (result.outcome != RunOutcome::kCompleted) return -1.0;
-      return static_cast<double>(result.cycles) / m.gpu.clock_mhz;
-    } catch (const simfa::InputError& e) {
-      std::cerr << "rank: not simulated: " << c.name() << ": " << e.what() << "\n";
-      return -1.0;
-    }
+    return simfa::apps::simulate_gemm_config(loaded, p, c);
   };
   return simfa::apps::run_rank_command(request, simulate);
 }
@@ -330,7 +279,7 @@ int cmd_ablate(const std::string& base, const std::string& workload,
 
 int cmd_gen(const std::string& spec, const std::string& output) {
   PluginHost host;
-  load_plugins(host, {});
+  simfa::apps::load_plugins(host, PluginHost::search_path({}));
   ComponentConfig config = parse_generator_spec(spec, host);
   simfa::GpuConfig gpu;  // generators describe workloads, not GPUs
   StatsRegistryImpl stats;
@@ -433,6 +382,29 @@ int main(int argc, char** argv) {
   rank->add_option("--csv", rka.csv,
                    "write every valid config, best first, with its features, to FILE");
 
+  auto* sweep = app.add_subcommand(
+      "sweep", "simulate the cross product of manifest and workload keys, one CSV row per point");
+  simfa::apps::SweepRequest sw;
+  sweep->add_option("manifest", sw.manifest, "manifest TOML file")->required();
+  sweep
+      ->add_option("--workload,-w", sw.workloads,
+                   "workload, as for run (repeatable: the workloads are the first axis)")
+      ->required();
+  sweep->add_option("--vary", sw.varies,
+                    "an axis: KEY=V1,V2,... with KEY a manifest key (as --set takes it) or "
+                    "workload.KEY (repeatable: the cross product, the last fastest)");
+  sweep->add_option("--set", sw.sets, "override a manifest key for every point (repeatable)");
+  sweep->add_option("--jobs,-j", sw.jobs, "points simulated at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--shard", sw.shard,
+                    "run the I-th of N interleaved slices of the grid, I/N (a Slurm job array)");
+  sweep->add_flag("--resume", sw.resume, "keep the rows the CSV file holds, run the other points");
+  sweep
+      ->add_option("--timeout", sw.timeout_seconds,
+                   "stop a point after SECONDS of wall time (its row says timeout); 0: no limit")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_option("--csv", sw.csv_path, "write the rows to FILE")->required();
+
   auto* ablate = app.add_subcommand(
       "ablate", "run a manifest and its ablations (DIR/ablations/*.toml) on one workload");
   std::string ablate_base, ablate_workload;
@@ -470,6 +442,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ra);
     if (*analyze) return cmd_analyze(aa);
     if (*rank) return cmd_rank(rka);
+    if (*sweep) return simfa::apps::run_sweep_command(sw);
     if (*ablate) return cmd_ablate(ablate_base, ablate_workload, ablate_only);
     if (*gen) return cmd_gen(gen_spec, gen_output);
     if (*instrument) return simfa::ttgir::run_ttgir_instrument(instrument_in, instrument_out);

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 
+#include "apps/loaded_manifest.h"
 #include "kernel/plugin_host.h"
 #include "kernel/simulation.h"
 #include "kernel/workload_spec.h"
@@ -57,17 +58,7 @@ SimTotals simulate(const std::vector<kernel::Override>& sets, const std::string&
 }
 
 analytical::AnalyticalGpu analytical_gpu(const std::vector<kernel::Override>& sets) {
-  const kernel::Manifest m = manifest(sets);
-  analytical::AnalyticalGpu gpu;
-  gpu.sm_count = m.gpu.sm_count;
-  gpu.clock_mhz = m.gpu.clock_mhz;
-  gpu.l2_bytes = static_cast<double>(m.l2_bytes);
-  gpu.l2_partitions = m.l2_partitions;
-  gpu.dram_bandwidth = m.dram_bandwidth;
-  gpu.l2_bandwidth = m.l2_bandwidth;
-  gpu.mma_flops_per_cycle_per_sm = m.mma_flops_per_cycle_per_sm;
-  gpu.smem_per_sm = static_cast<double>(m.gpu.smem_per_sm_bytes);
-  return gpu;
+  return apps::analytical_gpu(manifest(sets));
 }
 
 analytical::AnalyticalResult analyze(const std::vector<kernel::Override>& sets, const std::string& workload) {
