@@ -14,7 +14,12 @@
 // and the SM clock (MHz). kind `bulk` is cp.async.bulk of contiguous bytes; `tile` is a 2D box of
 // OP / 128 rows x 64 fp16 of a 4096-column matrix (rows 8 KiB apart, the GEMM's tiles).
 //
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_inflight tma_inflight.cu -lcuda
+// `group` > 1: each stage holds `group` ops on one mbarrier (expect_tx of group x OP bytes, one
+// wait for all), as Triton's GEMM loop puts its A and B loads of a k-tile on one barrier; ops
+// counts every op, op_cycles the group's time in the ring.
+//
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_inflight tma_inflight.cu
+// -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -24,14 +29,14 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,        \
-              __LINE__, #x);                                                                   \
-      exit(1);                                                                                 \
-    }                                                                                          \
+#define CK(x)                                                                                     \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, \
+              #x);                                                                                \
+      exit(1);                                                                                    \
+    }                                                                                             \
   } while (0)
 #define CKD(x)                                                                                 \
   do {                                                                                         \
@@ -45,7 +50,7 @@
 typedef unsigned long long u64;
 
 constexpr u64 kRegion = 2ull << 20;
-constexpr uint32_t kCols = 4096;                        // tile kind: kRows x kCols fp16
+constexpr uint32_t kCols = 4096;  // tile kind: kRows x kCols fp16
 constexpr uint32_t kRows = (uint32_t)(kRegion / (kCols * 2));
 constexpr int kMaxStages = 16;
 constexpr int kMaxOps = 512;
@@ -75,7 +80,7 @@ __global__ void touch(const int4* a, u64 n, int* sink) {
 // out[2k], out[2k+1]: op k's issue and completion cycles; out[2 * kMaxOps]: the stream's cycles,
 // out[2 * kMaxOps + 1]: its ns.
 __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* src, int tile,
-                       uint32_t op_bytes, int stages, u64* out) {
+                       uint32_t op_bytes, int stages, int group, u64* out) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) u64 bars[kMaxStages];
   if (threadIdx.x != 0) return;
@@ -84,7 +89,7 @@ __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* s
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[s])) : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  const uint32_t n_ops = (uint32_t)(kRegion / op_bytes);
+  const uint32_t n_ops = (uint32_t)(kRegion / op_bytes) / group;  // stage fills
   const uint32_t box_rows = op_bytes / 128, bands = kCols / 64;
   uint32_t parity = 0;
   u64 g0;
@@ -100,22 +105,26 @@ __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* s
     }
     if (k < n_ops) {
       out[2 * k] = clock64();
-      uint8_t* slot = smem + (size_t)s * op_bytes;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(op_bytes)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                   "r"(op_bytes * group)
                    : "memory");
-      if (!tile) {
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-            "[%3];" ::"r"(smem_u32(slot)),
-            "l"(src + (u64)k * op_bytes), "r"(op_bytes), "r"(bar)
-            : "memory");
-      } else {
-        const int col = (int)((k % bands) * 64), row = (int)((k / bands) * box_rows);
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-            "[%1, {%2, %3}], [%4];" ::"r"(smem_u32(slot)),
-            "l"((u64)&map), "r"(col), "r"(row), "r"(bar)
-            : "memory");
+      for (int g = 0; g < group; g++) {
+        const uint32_t j = k * group + g;  // the op's place in the region
+        uint8_t* slot = smem + ((size_t)s * group + g) * op_bytes;
+        if (!tile) {
+          asm volatile(
+              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+              "[%3];" ::"r"(smem_u32(slot)),
+              "l"(src + (u64)j * op_bytes), "r"(op_bytes), "r"(bar)
+              : "memory");
+        } else {
+          const int col = (int)((j % bands) * 64), row = (int)((j / bands) * box_rows);
+          asm volatile(
+              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+              "[%1, {%2, %3}], [%4];" ::"r"(smem_u32(slot)),
+              "l"((u64)&map), "r"(col), "r"(row), "r"(bar)
+              : "memory");
+        }
       }
     }
   }
@@ -148,44 +157,47 @@ int main(int argc, char** argv) {
     perror(argv[1]);
     return 1;
   }
-  fprintf(f, "l2,kind,op_bytes,stages,ops,op_cycles_med,op_cycles_p90,bytes_per_cycle,sm_mhz\n");
-  for (int cold : {0, 1})
-    for (int tile : {0, 1})
-      for (uint32_t op : {4096u, 8192u, 16384u, 32768u})
-        for (int stages : {1, 2, 3, 4, 6, 8, 12}) {
-          if ((u64)stages * op + 1024 > (u64)smem_bytes) continue;
-          CUtensorMap map;
-          cuuint64_t gdim[2] = {kCols, kRows};
-          cuuint64_t gstride[1] = {kCols * 2};
-          cuuint32_t box[2] = {64, op / 128};
-          cuuint32_t estr[2] = {1, 1};
-          CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, gdim, gstride, box,
-                                     estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-          std::vector<double> lat, rate, mhz;
-          const uint32_t n_ops = (uint32_t)(kRegion / op);
-          for (int rep = 0; rep < 5; rep++) {
-            if (cold)
-              CK(cudaMemset(flush, rep, flush_bytes));
-            else
-              touch<<<132 * 4, 256>>>((const int4*)a, kRegion / 16, sink);
-            stream<<<1, 32, smem_bytes>>>(map, (const uint8_t*)a, tile, op, stages, out);
-            CK(cudaDeviceSynchronize());
-            std::vector<u64> h(2 * kMaxOps + 2);
-            CK(cudaMemcpy(h.data(), out, h.size() * sizeof(u64), cudaMemcpyDeviceToHost));
-            for (uint32_t k = 0; k < n_ops; k++) lat.push_back((double)(h[2 * k + 1] - h[2 * k]));
-            rate.push_back((double)kRegion / (double)h[2 * kMaxOps]);
-            mhz.push_back((double)h[2 * kMaxOps] / (double)h[2 * kMaxOps + 1] * 1000.0);
+  fprintf(f,
+          "l2,kind,op_bytes,group,stages,ops,op_cycles_med,op_cycles_p90,bytes_per_cycle,sm_mhz\n");
+  for (int group : {1, 2, 4})
+    for (int cold : {0, 1})
+      for (int tile : {0, 1})
+        for (uint32_t op : {4096u, 8192u, 16384u, 32768u})
+          for (int stages : {1, 2, 3, 4, 6, 8, 12}) {
+            if ((u64)stages * group * op + 1024 > (u64)smem_bytes) continue;
+            if (group > 1 && (cold || op == 32768u)) continue;
+            CUtensorMap map;
+            cuuint64_t gdim[2] = {kCols, kRows};
+            cuuint64_t gstride[1] = {kCols * 2};
+            cuuint32_t box[2] = {64, op / 128};
+            cuuint32_t estr[2] = {1, 1};
+            CKD(cuTensorMapEncodeTiled(
+                &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, gdim, gstride, box, estr,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+            std::vector<double> lat, rate, mhz;
+            const uint32_t n_ops = (uint32_t)(kRegion / op) / group;
+            for (int rep = 0; rep < 5; rep++) {
+              if (cold)
+                CK(cudaMemset(flush, rep, flush_bytes));
+              else
+                touch<<<132 * 4, 256>>>((const int4*)a, kRegion / 16, sink);
+              stream<<<1, 32, smem_bytes>>>(map, (const uint8_t*)a, tile, op, stages, group, out);
+              CK(cudaDeviceSynchronize());
+              std::vector<u64> h(2 * kMaxOps + 2);
+              CK(cudaMemcpy(h.data(), out, h.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+              for (uint32_t k = 0; k < n_ops; k++) lat.push_back((double)(h[2 * k + 1] - h[2 * k]));
+              rate.push_back((double)kRegion / (double)h[2 * kMaxOps]);
+              mhz.push_back((double)h[2 * kMaxOps] / (double)h[2 * kMaxOps + 1] * 1000.0);
+            }
+            std::sort(lat.begin(), lat.end());
+            std::sort(rate.begin(), rate.end());
+            std::sort(mhz.begin(), mhz.end());
+            fprintf(f, "%s,%s,%u,%d,%d,%u,%.0f,%.0f,%.2f,%.0f\n", cold ? "cold" : "warm",
+                    tile ? "tile" : "bulk", op, group, stages, n_ops * group, lat[lat.size() / 2],
+                    lat[lat.size() * 9 / 10], rate[rate.size() / 2], mhz[mhz.size() / 2]);
+            fflush(f);
           }
-          std::sort(lat.begin(), lat.end());
-          std::sort(rate.begin(), rate.end());
-          std::sort(mhz.begin(), mhz.end());
-          fprintf(f, "%s,%s,%u,%d,%u,%.0f,%.0f,%.2f,%.0f\n", cold ? "cold" : "warm",
-                  tile ? "tile" : "bulk", op, stages, n_ops, lat[lat.size() / 2],
-                  lat[lat.size() * 9 / 10], rate[rate.size() / 2], mhz[mhz.size() / 2]);
-          fflush(f);
-        }
   fclose(f);
   return 0;
 }
