@@ -3,7 +3,8 @@
 //   dram_stride run OUT.csv     bandwidth and latency for every row pitch
 //   dram_stride ncu             one warm-up + one launch of the plain stream (for ncu -k stride_bw)
 //
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dram_stride dram_stride.cu -lcuda
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dram_stride dram_stride.cu
+// -lcuda
 //
 // The tensor: fp16, R rows x C = P/2 columns, row pitch P bytes (so the rows are back to back and
 // the whole footprint R*P ~ 2 GiB, 34x the L2, is read exactly once per bandwidth launch). The
@@ -26,9 +27,6 @@
 // latency: one CTA, one thread, one box at a time (issue, mbarrier wait, next), vertical order
 //   from box 0, after a 512 MiB read flush: clock64 per box (median, p10, p90 over 1024 boxes).
 // Clock: clock64 / %globaltimer of block 0 in every launch.
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -37,65 +35,9 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,    \
-              __LINE__, #x);                                                               \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CKD(x)                                                                             \
-  do {                                                                                     \
-    CUresult r_ = (x);                                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                              \
-      const char* s_ = nullptr;                                                            \
-      cuGetErrorString(r_, &s_);                                                           \
-      fprintf(stderr, "CUDA driver error %d (%s) at %s:%d: %s\n", (int)r_, s_ ? s_ : "?",  \
-              __FILE__, __LINE__, #x);                                                     \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CKL() CK(cudaGetLastError())
+#include "device_common.cuh"
 
-typedef unsigned long long u64;
 #define MAXST 16
-
-static __device__ __forceinline__ u64 gtimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred P1;\n"
-      "LAB_WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
-      "@P1 bra DONE;\n\t"
-      "bra LAB_WAIT;\n"
-      "DONE:\n\t}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-static __device__ __forceinline__ void tma2d_g2s(uint32_t dst, const CUtensorMap* map, int c0,
-                                                 int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-      "%3}], [%4];" ::"r"(dst),
-      "l"((u64)map), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
 
 __host__ __device__ static inline uint16_t pat(u64 e) {
   uint32_t x = (uint32_t)e * 2654435761u;
@@ -298,8 +240,7 @@ struct Dev {
   int sms = 0;
 };
 
-static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_out,
-                    u64 rows = 0) {
+static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_out, u64 rows = 0) {
   u64 R = rows ? rows : TOT / P;
   R -= R % 128;
   Geo g;
@@ -311,8 +252,8 @@ static Geo make_map(Dev& d, u64 P, uint32_t box_r, CUtensorMap* map, u64* rows_o
   cuuint64_t gstride[1] = {P};
   cuuint32_t box[2] = {64, box_r};
   cuuint32_t estr[2] = {1, 1};
-  CKD(cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, d.a, gdim, gstride, box,
-                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  CKD(cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, d.a, gdim, gstride, box, estr,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   *rows_out = R;
@@ -365,7 +306,10 @@ static void run(const char* out) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   for (u64 P : pitches) {
-    struct BwCase { uint32_t box_r; int order; };
+    struct BwCase {
+      uint32_t box_r;
+      int order;
+    };
     const BwCase cases[] = {{64, 0}, {128, 0}, {64, 1}};
     for (const BwCase& bc : cases) {
       CUtensorMap map;
@@ -405,7 +349,11 @@ static void run(const char* out) {
     }
     // GEMM-like panels: 132 CTAs (cap 256 boxes each) and one CTA (cap 1024), 128x64 boxes,
     // 6 stages (the 128x128x64 s3 GEMM's A+B boxes in flight), flushed before every launch
-    struct PanelCase { int grid; uint32_t cap; int stages; };
+    struct PanelCase {
+      int grid;
+      uint32_t cap;
+      int stages;
+    };
     const PanelCase pcs[] = {{0, 256, 6}, {1, 1024, 6}, {1, 1024, 2}};
     for (const PanelCase& pc : pcs) {
       const int grid = pc.grid ? pc.grid : d.sms;
@@ -450,9 +398,11 @@ static void run(const char* out) {
               med, bytes / (med * 1e-3) / 1e9, bytes / (best * 1e-3) / 1e9, median(mhz),
               (unsigned long long)errors, median(cpb));
       fflush(f);
-      printf("bw  %-10s pitch %8llu 128x64 grid %3d st %d: %8.1f GB/s (best %8.1f) %7.1f cyc/box "
-             "@%4.0f MHz err %llu\n", on, P, grid, pc.stages, bytes / (med * 1e-3) / 1e9,
-             bytes / (best * 1e-3) / 1e9, median(cpb), median(mhz), (unsigned long long)errors);
+      printf(
+          "bw  %-10s pitch %8llu 128x64 grid %3d st %d: %8.1f GB/s (best %8.1f) %7.1f cyc/box "
+          "@%4.0f MHz err %llu\n",
+          on, P, grid, pc.stages, bytes / (med * 1e-3) / 1e9, bytes / (best * 1e-3) / 1e9,
+          median(cpb), median(mhz), (unsigned long long)errors);
       fflush(stdout);
     }
     for (uint32_t box_r : {1u, 64u, 128u}) {
@@ -475,12 +425,12 @@ static void run(const char* out) {
       double m = median(v);
       fprintf(f, "lat,vertical,%llu,%u,64,%u,%llu,1,1,%llu,%zu,,,,%.1f,%.1f,%.1f,%.1f,%.0f,%llu,\n",
               P, box_r, box_r * 128, (unsigned long long)R, (unsigned long long)n * box_r * 128,
-              v.size(), m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz,
-              (unsigned long long)e);
+              v.size(), m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz, (unsigned long long)e);
       fflush(f);
-      printf("lat pitch %8llu box %3ux64: %7.1f cycles (p10 %7.1f p90 %7.1f) %6.1f ns @%4.0f MHz "
-             "err %llu\n",
-             P, box_r, m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz, (unsigned long long)e);
+      printf(
+          "lat pitch %8llu box %3ux64: %7.1f cycles (p10 %7.1f p90 %7.1f) %6.1f ns @%4.0f MHz "
+          "err %llu\n",
+          P, box_r, m, pct(v, 0.1), pct(v, 0.9), m / mhz * 1000.0, mhz, (unsigned long long)e);
       fflush(stdout);
     }
   }

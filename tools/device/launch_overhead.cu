@@ -2,7 +2,8 @@
 //
 //   launch_overhead OUT.csv
 //
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o launch_overhead launch_overhead.cu
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o launch_overhead
+// launch_overhead.cu
 //
 // Kernels (block 128 threads):
 //   empty   no body at all: event time only;
@@ -15,32 +16,13 @@
 // back-to-back launches between two events (per-launch cost when launches queue), and the
 // %globaltimer tick (smallest nonzero step seen by one thread).
 // Every CUDA call is checked.
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,    \
-              __LINE__, #x);                                                               \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CKL() CK(cudaGetLastError())
-
-typedef unsigned long long u64;
-
-static __device__ __forceinline__ u64 gtimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#include "device_common.cuh"
 
 __global__ void empty_k() {}
 
@@ -95,7 +77,9 @@ static double median(std::vector<double> v) {
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-static double vmin(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+static double vmin(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
 
 struct Ctx {
   void* flush = nullptr;
@@ -128,18 +112,24 @@ static void measure(Ctx& cx, Kind kind, int grid, long long spin_cycles, int pre
   }
   // warm-up (module load)
   for (int w = 0; w < 3; w++) {
-    if (kind == EMPTY) empty_k<<<grid, block>>>();
-    else if (kind == STAMP) stamp_k<<<grid, block>>>(dt);
-    else spin_k<<<1, block>>>(dt, spin_cycles);
+    if (kind == EMPTY)
+      empty_k<<<grid, block>>>();
+    else if (kind == STAMP)
+      stamp_k<<<grid, block>>>(dt);
+    else
+      spin_k<<<1, block>>>(dt, spin_cycles);
     CKL();
   }
   CK(cudaDeviceSynchronize());
   for (int i = 0; i < reps; i++) {
     pre_launch(cx, pre);
     CK(cudaEventRecord(s[i]));
-    if (kind == EMPTY) empty_k<<<grid, block>>>();
-    else if (kind == STAMP) stamp_k<<<grid, block>>>(dt + per * i);
-    else spin_k<<<1, block>>>(dt + per * i, spin_cycles);
+    if (kind == EMPTY)
+      empty_k<<<grid, block>>>();
+    else if (kind == STAMP)
+      stamp_k<<<grid, block>>>(dt + per * i);
+    else
+      spin_k<<<1, block>>>(dt + per * i, spin_cycles);
     CKL();
     CK(cudaEventRecord(e[i]));
   }
@@ -179,8 +169,10 @@ static void measure(Ctx& cx, Kind kind, int grid, long long spin_cycles, int pre
   auto f = [](const std::vector<double>& v) { return v.empty() ? -1.0 : median(v); };
   auto fm = [](const std::vector<double>& v) { return v.empty() ? -1.0 : vmin(v); };
   auto s3 = [](double v, char* b) {  // empty field where there is no value
-    if (v < 0) b[0] = 0;
-    else snprintf(b, 32, "%.3f", v);
+    if (v < 0)
+      b[0] = 0;
+    else
+      snprintf(b, 32, "%.3f", v);
     return b;
   };
   char b1[32], b2[32], b3[32], b4[32], b5[32];
@@ -189,10 +181,11 @@ static void measure(Ctx& cx, Kind kind, int grid, long long spin_cycles, int pre
           s3(fm(span), b2), s3(f(diff), b3), s3(fm(diff), b4), s3(f(mhz), b5),
           kind == STAMP ? "clock over the ~0.1 us stamp span is coarse" : "");
   fflush(g_csv);
-  printf("%-6s grid %4d spin %7lld pre %-11s: event %8.3f us (min %8.3f) span %8.3f us "
-         "event-span %7.3f us (min %7.3f) clk %6.1f MHz\n",
-         kn, kind == SPIN ? 1 : grid, spin_cycles, pn, f(ev), fm(ev), f(span), f(diff), fm(diff),
-         f(mhz));
+  printf(
+      "%-6s grid %4d spin %7lld pre %-11s: event %8.3f us (min %8.3f) span %8.3f us "
+      "event-span %7.3f us (min %7.3f) clk %6.1f MHz\n",
+      kn, kind == SPIN ? 1 : grid, spin_cycles, pn, f(ev), fm(ev), f(span), f(diff), fm(diff),
+      f(mhz));
   fflush(stdout);
 }
 
@@ -213,7 +206,9 @@ static void b2b(int grid, int n) {
     CK(cudaEventElapsedTime(&ms, s, e));
     if (r) per.push_back(ms * 1000.0 / n);
   }
-  fprintf(g_csv, "cuda_b2b,empty,%d,128,0,spin1ms,%zu,%.3f,%.3f,,,,,,%d launches between two events; us per launch\n",
+  fprintf(g_csv,
+          "cuda_b2b,empty,%d,128,0,spin1ms,%zu,%.3f,%.3f,,,,,,%d launches between two events; us "
+          "per launch\n",
           grid, per.size(), median(per), vmin(per), n);
   printf("b2b empty grid %d: %.3f us per launch (%d launches)\n", grid, median(per), n);
   cudaEventDestroy(s);
@@ -242,7 +237,9 @@ int main(int argc, char** argv) {
     u64 tick;
     CK(cudaMemcpy(&tick, d, 8, cudaMemcpyDeviceToHost));
     CK(cudaFree(d));
-    fprintf(g_csv, "globaltimer_tick,gt_tick,1,1,0,none,2000,%.3f,,,,,,,smallest nonzero %%globaltimer step (us)\n",
+    fprintf(g_csv,
+            "globaltimer_tick,gt_tick,1,1,0,none,2000,%.3f,,,,,,,smallest nonzero %%globaltimer "
+            "step (us)\n",
             tick / 1000.0);
     printf("globaltimer tick: %llu ns\n", (unsigned long long)tick);
   }

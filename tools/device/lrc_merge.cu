@@ -18,9 +18,6 @@
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o lrc_merge lrc_merge.cu -lcuda
 // Every CUDA call is checked; every op's first and last words are checked against the fill.
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -29,60 +26,15 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,        \
-              __LINE__, #x);                                                                   \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-#define CKD(x)                                                                                 \
-  do {                                                                                         \
-    CUresult r_ = (x);                                                                         \
-    if (r_ != CUDA_SUCCESS) {                                                                  \
-      fprintf(stderr, "CUDA driver error %d at %s:%d: %s\n", (int)r_, __FILE__, __LINE__, #x); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-typedef unsigned long long u64;
+#include "device_common.cuh"
 
 constexpr int kSms = 132;
-constexpr uint32_t kOp = 16384;           // bytes per op (a 128 x 64 fp16 tile)
-constexpr int kStages = 4;                // Triton's GEMM runs 3-4
-constexpr u64 kRegion = 2ull << 20;       // bytes every participant reads
-constexpr uint32_t kCols = 4096;          // `tile` mode: the matrix is kRows x kCols fp16
+constexpr uint32_t kOp = 16384;      // bytes per op (a 128 x 64 fp16 tile)
+constexpr int kStages = 4;           // Triton's GEMM runs 3-4
+constexpr u64 kRegion = 2ull << 20;  // bytes every participant reads
+constexpr uint32_t kCols = 4096;     // `tile` mode: the matrix is kRows x kCols fp16
 constexpr uint32_t kRows = (uint32_t)(kRegion / (kCols * 2));  // the region, 256 rows of 8 KiB
 constexpr uint32_t kBandCols = 64, kBoxRows = 128;
-
-static __device__ __forceinline__ u64 gtimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred P1;\n"
-      "LAB_WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
-      "@P1 bra DONE;\n\t"
-      "bra LAB_WAIT;\n"
-      "DONE:\n\t}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 
 // Element i of the region holds fill_of(i). `tile` mode's op j is the box of rows
 // [128 (j / 64), +128) and columns [64 (j % 64), +64); `bulk` mode reads the same bytes in
@@ -106,8 +58,8 @@ __global__ void touch(const int4* a, u64 n, int* sink) {
 // role[smid]: the participant index of that SM, or -1. delay[p]: SM cycles participant p waits
 // after the common start. out[p]: {start ns, end ns, cycles, errors}.
 __global__ void shared_read(const __grid_constant__ CUtensorMap map, const uint8_t* src, int mode,
-                            const int* role, const u64* delay, int participants,
-                            unsigned* arrived, volatile u64* go, u64* out) {
+                            const int* role, const u64* delay, int participants, unsigned* arrived,
+                            volatile u64* go, u64* out) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) u64 bars[kStages];
   if (threadIdx.x != 0) return;
@@ -149,7 +101,8 @@ __global__ void shared_read(const __grid_constant__ CUtensorMap map, const uint8
         first = (u64)j * kOp / 2;
         last = first + kOp / 2 - 1;
       } else {  // box row 0 col 0, and row 127 col 63 (no swizzle: rows of 128 B)
-        const u64 r0 = (u64)(j / (kCols / kBandCols)) * kBoxRows, c0e = (j % (kCols / kBandCols)) * kBandCols;
+        const u64 r0 = (u64)(j / (kCols / kBandCols)) * kBoxRows,
+                  c0e = (j % (kCols / kBandCols)) * kBandCols;
         first = r0 * kCols + c0e;
         last = (r0 + kBoxRows - 1) * kCols + c0e + kBandCols - 1;
       }
@@ -159,19 +112,11 @@ __global__ void shared_read(const __grid_constant__ CUtensorMap map, const uint8
     if (k < n_ops) {
       mbar_expect_tx(bar, kOp);
       if (mode == 0) {
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-            "[%3];" ::"r"(smem_u32(slot)),
-            "l"(src + (u64)k * kOp), "r"(kOp), "r"(bar)
-            : "memory");
+        bulk_g2s(smem_u32(slot), src + (u64)k * kOp, kOp, bar);
       } else {
         const int col = (int)((k % (kCols / kBandCols)) * kBandCols);
         const int row = (int)((k / (kCols / kBandCols)) * kBoxRows);
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-            "[%1, {%2, %3}], [%4];" ::"r"(smem_u32(slot)),
-            "l"((u64)&map), "r"(col), "r"(row), "r"(bar)
-            : "memory");
+        tma2d_g2s(smem_u32(slot), &map, col, row, bar);
       }
     }
   }
@@ -182,10 +127,10 @@ __global__ void shared_read(const __grid_constant__ CUtensorMap map, const uint8
 }
 
 struct Case {
-  std::string set;        // pair, delay, many
-  int mode;               // 0 bulk, 1 tile
-  std::vector<int> sms;   // participant SM ids
-  std::vector<u64> delay; // cycles, per participant
+  std::string set;         // pair, delay, many
+  int mode;                // 0 bulk, 1 tile
+  std::vector<int> sms;    // participant SM ids
+  std::vector<u64> delay;  // cycles, per participant
 };
 
 static std::string join(const std::vector<int>& v) {
@@ -206,8 +151,8 @@ static std::vector<Case> cases() {
   std::vector<Case> c;
   for (int mode : {0, 1}) {
     c.push_back({"one", mode, {0}, {0}});
-    for (int s : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 17, 18, 20, 24, 32, 48, 64, 65, 66, 67,
-                  96, 131})
+    for (int s :
+         {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 17, 18, 20, 24, 32, 48, 64, 65, 66, 67, 96, 131})
       c.push_back({"pair", mode, {0, s}, {0, 0}});
     for (int s : {1, 66})
       for (u64 d : {100, 200, 400, 800, 1600, 3200, 6400, 12800, 51200})
@@ -224,19 +169,24 @@ static std::vector<Case> cases() {
 
 static void list(const char* path) {
   FILE* f = fopen(path, "w");
-  if (!f) { perror(path); exit(1); }
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
   fprintf(f, "case,set,mode,participants,sms,delays_cycles,region_bytes,op_bytes,stages\n");
   auto all = cases();
   for (size_t i = 0; i < all.size(); i++)
-    fprintf(f, "%zu,%s,%s,%zu,%s,%s,%llu,%u,%d\n", i, all[i].set.c_str(), all[i].mode ? "tile" : "bulk",
-            all[i].sms.size(), join(all[i].sms).c_str(), join(all[i].delay).c_str(),
-            (unsigned long long)kRegion, kOp, kStages);
+    fprintf(f, "%zu,%s,%s,%zu,%s,%s,%llu,%u,%d\n", i, all[i].set.c_str(),
+            all[i].mode ? "tile" : "bulk", all[i].sms.size(), join(all[i].sms).c_str(),
+            join(all[i].delay).c_str(), (unsigned long long)kRegion, kOp, kStages);
   fclose(f);
 }
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 static void run(const char* path, bool cold) {
@@ -244,7 +194,8 @@ static void run(const char* path, bool cold) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   if (prop.multiProcessorCount != kSms) {
-    fprintf(stderr, "lrc_merge: %d SMs, the cases are written for %d\n", prop.multiProcessorCount, kSms);
+    fprintf(stderr, "lrc_merge: %d SMs, the cases are written for %d\n", prop.multiProcessorCount,
+            kSms);
     exit(1);
   }
   uint16_t* a;
@@ -272,7 +223,8 @@ static void run(const char* path, bool cold) {
   cuuint32_t estr[2] = {1, 1};
   CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, gdim, gstride, box, estr,
                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   const int smem = 2 * kStages * (int)kOp + 1024;  // > half of the SM's 228 KiB: one CTA an SM
   const int smem_bytes = std::max(smem, 120 * 1024);
   CK(cudaFuncSetAttribute(shared_read, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
@@ -281,9 +233,13 @@ static void run(const char* path, bool cold) {
   CK(cudaEventCreate(&e1));
 
   FILE* f = fopen(path, "w");
-  if (!f) { perror(path); exit(1); }
-  fprintf(f, "case,set,mode,l2,participants,sms,delays_cycles,read_ns_med,read_ns_max,"
-             "read_cycles_med,sm_mhz,span_ns,event_us,errors\n");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fprintf(f,
+          "case,set,mode,l2,participants,sms,delays_cycles,read_ns_med,read_ns_max,"
+          "read_cycles_med,sm_mhz,span_ns,event_us,errors\n");
   auto all = cases();
   for (size_t i = 0; i < all.size(); i++) {
     const Case& c = all[i];
@@ -302,7 +258,7 @@ static void run(const char* path, bool cold) {
     }
     CK(cudaEventRecord(e0));
     shared_read<<<kSms, 128, smem_bytes>>>(map, (const uint8_t*)a, c.mode, role, delay,
-                                          (int)c.sms.size(), arrived, go, out);
+                                           (int)c.sms.size(), arrived, go, out);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     CK(cudaGetLastError());
@@ -323,11 +279,12 @@ static void run(const char* path, bool cold) {
     }
     fprintf(f, "%zu,%s,%s,%s,%zu,%s,%s,%.0f,%.0f,%.0f,%.0f,%llu,%.2f,%llu\n", i, c.set.c_str(),
             c.mode ? "tile" : "bulk", cold ? "cold" : "warm", c.sms.size(), join(c.sms).c_str(),
-            join(c.delay).c_str(), median(ns), *std::max_element(ns.begin(), ns.end()),
-            median(cyc), median(mhz), (unsigned long long)(last - first), ms * 1000.0,
+            join(c.delay).c_str(), median(ns), *std::max_element(ns.begin(), ns.end()), median(cyc),
+            median(mhz), (unsigned long long)(last - first), ms * 1000.0,
             (unsigned long long)errors);
     fflush(f);
-    if (errors) fprintf(stderr, "case %zu: %llu ops read wrong data\n", i, (unsigned long long)errors);
+    if (errors)
+      fprintf(stderr, "case %zu: %llu ops read wrong data\n", i, (unsigned long long)errors);
   }
   fclose(f);
 }
@@ -337,7 +294,8 @@ int main(int argc, char** argv) {
     list(argv[2]);
     return 0;
   }
-  if (argc >= 4 && !strcmp(argv[1], "run") && (!strcmp(argv[3], "cold") || !strcmp(argv[3], "warm"))) {
+  if (argc >= 4 && !strcmp(argv[1], "run") &&
+      (!strcmp(argv[3], "cold") || !strcmp(argv[3], "warm"))) {
     run(argv[2], !strcmp(argv[3], "cold"));
     return 0;
   }

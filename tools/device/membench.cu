@@ -10,9 +10,6 @@
 // Every CUDA call is checked; every kernel that moves data checks what it moved.
 // Timing: cudaEvent around each kernel, median of repetitions; in-kernel clock64 and
 // %globaltimer (block 0, thread 0) give the effective SM clock of each measurement.
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,35 +20,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,    \
-              __LINE__, #x);                                                               \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CKD(x)                                                                             \
-  do {                                                                                     \
-    CUresult r_ = (x);                                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                              \
-      const char* s_ = nullptr;                                                            \
-      cuGetErrorString(r_, &s_);                                                           \
-      fprintf(stderr, "CUDA driver error %d (%s) at %s:%d: %s\n", (int)r_, s_ ? s_ : "?",  \
-              __FILE__, __LINE__, #x);                                                     \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CKL() CK(cudaGetLastError())
-
-typedef unsigned long long u64;
-
-static __device__ __forceinline__ u64 gtimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#include "device_common.cuh"
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -163,9 +132,10 @@ static void run_chase(const char* out_csv, const char* lat_csv, const char* tma_
     fprintf(ft,
             "working_set_bytes,mode,bytes_per_copy,cycles_per_load,ns_per_load,sm_clock_mhz,loads,"
             "warmup_loads,reps,cycles_per_load_min,cycles_per_load_max\n");
-  if (f) fprintf(f,
-          "working_set_bytes,mode,cycles_per_load,ns_per_load,sm_clock_mhz,loads,warmup_loads,"
-          "reps,cycles_per_load_min,cycles_per_load_max\n");
+  if (f)
+    fprintf(f,
+            "working_set_bytes,mode,cycles_per_load,ns_per_load,sm_clock_mhz,loads,warmup_loads,"
+            "reps,cycles_per_load_min,cycles_per_load_max\n");
   if (fl) fprintf(fl, "working_set_bytes,mode,index,cycles\n");
   std::mt19937_64 rng(12345);
   for (int smb : sizes_mb) {
@@ -202,7 +172,8 @@ static void run_chase(const char* out_csv, const char* lat_csv, const char* tma_
     for (int mode = 0; f && mode < 2; mode++) {
       std::vector<double> cpl, npl, mhz;
       long wsteps = mode == 0 ? warm : 0;
-      long tsteps = mode == 0 ? steps : (long)std::min<size_t>(n, 1u << 16);  // cold: each line once
+      long tsteps =
+          mode == 0 ? steps : (long)std::min<size_t>(n, 1u << 16);  // cold: each line once
       for (int r = 0; r < reps; r++) {
         u64 st = (u64)(buf + (size_t)perm[(r * 7919) % n] * stride_words);
         if (mode == 1) do_flush();
@@ -215,8 +186,8 @@ static void run_chase(const char* out_csv, const char* lat_csv, const char* tma_
         mhz.push_back(h[1] ? (double)h[0] / (double)h[1] * 1000.0 : 0);
       }
       double c = median(cpl);
-      fprintf(f, "%zu,%s,%.2f,%.2f,%.0f,%ld,%ld,%d,%.2f,%.2f\n", ws, mode == 0 ? "warm" : "cold",
-              c, median(npl), median(mhz), tsteps, wsteps, reps,
+      fprintf(f, "%zu,%s,%.2f,%.2f,%.0f,%ld,%ld,%d,%.2f,%.2f\n", ws, mode == 0 ? "warm" : "cold", c,
+              median(npl), median(mhz), tsteps, wsteps, reps,
               *std::min_element(cpl.begin(), cpl.end()), *std::max_element(cpl.begin(), cpl.end()));
       fflush(f);
       printf("chase ws=%4d MB %s: %.1f cycles/load %.1f ns/load @ %.0f MHz\n", smb,
@@ -243,13 +214,13 @@ static void run_chase(const char* out_csv, const char* lat_csv, const char* tma_
           mhz.push_back(h[1] ? (double)h[0] / (double)h[1] * 1000.0 : 0);
         }
         double c = median(cpl);
-        fprintf(ft, "%zu,%s,%u,%.2f,%.2f,%.0f,%ld,%ld,%d,%.2f,%.2f\n", ws, mode == 0 ? "warm" : "cold",
-                bytes, c, median(npl), median(mhz), tsteps, wsteps, 3,
+        fprintf(ft, "%zu,%s,%u,%.2f,%.2f,%.0f,%ld,%ld,%d,%.2f,%.2f\n", ws,
+                mode == 0 ? "warm" : "cold", bytes, c, median(npl), median(mhz), tsteps, wsteps, 3,
                 *std::min_element(cpl.begin(), cpl.end()),
                 *std::max_element(cpl.begin(), cpl.end()));
         fflush(ft);
-        printf("tma_chase ws=%4d MB %3uB %s: %.1f cycles/load %.1f ns/load @ %.0f MHz\n", smb, bytes,
-               mode == 0 ? "warm" : "cold", c, median(npl), median(mhz));
+        printf("tma_chase ws=%4d MB %3uB %s: %.1f cycles/load %.1f ns/load @ %.0f MHz\n", smb,
+               bytes, mode == 0 ? "warm" : "cold", c, median(npl), median(mhz));
         fflush(stdout);
       }
     }
@@ -288,10 +259,13 @@ __global__ void fill_words(uint32_t* a, size_t n) {
 }
 
 // 16-byte loads, 4 independent loads in flight per thread; per-block sum of all 32-bit words.
-__global__ void __launch_bounds__(256) stream_read(const int4* __restrict__ a, size_t n_vec,
-                                                   u64* block_sums, u64* clk) {
+__global__ void __launch_bounds__(256)
+    stream_read(const int4* __restrict__ a, size_t n_vec, u64* block_sums, u64* clk) {
   u64 c0 = 0, g0 = 0;
-  if (blockIdx.x == 0 && threadIdx.x == 0) { g0 = gtimer(); c0 = clock64(); }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    g0 = gtimer();
+    c0 = clock64();
+  }
   size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   size_t stride = (size_t)gridDim.x * blockDim.x;
   u64 s = 0;
@@ -321,46 +295,6 @@ __global__ void __launch_bounds__(256) stream_read(const int4* __restrict__ a, s
     clk[1] = gtimer() - g0;
   }
 }
-
-// ---- mbarrier / bulk-copy helpers (PTX ISA 8.0, sm_90) ----
-static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred P1;\n"
-      "LAB_WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
-      "@P1 bra DONE;\n\t"
-      "bra LAB_WAIT;\n"
-      "DONE:\n\t}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-static __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes,
-                                                uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-static __device__ __forceinline__ void tma2d_g2s(uint32_t dst, const CUtensorMap* map, int c0,
-                                                 int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-      "%3}], [%4];" ::"r"(dst),
-      "l"((u64)map), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
 
 // Pointer chase through the bulk-copy engine: one thread copies `bytes` (16..128) from the
 // current line into shared memory with cp.async.bulk + mbarrier complete_tx, waits on the
@@ -512,13 +446,19 @@ __global__ void tma_2d(const __grid_constant__ CUtensorMap map, uint32_t R, uint
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       }
       col_r += gridDim.x;
-      if (col_r >= tiles_c) { col_r -= tiles_c; band_r++; }
+      if (col_r >= tiles_c) {
+        col_r -= tiles_c;
+        band_r++;
+      }
     }
     if (k < my_n) {
       mbar_expect_tx(bar, box_bytes);
       tma2d_g2s(smem_u32(slot), &map, (int)(col_i * box_c), (int)(band_i * box_r), bar);
       col_i += gridDim.x;
-      if (col_i >= tiles_c) { col_i -= tiles_c; band_i++; }
+      if (col_i >= tiles_c) {
+        col_i -= tiles_c;
+        band_i++;
+      }
     }
     if (++s == stages) s = 0;
   }
@@ -531,8 +471,14 @@ __global__ void tma_2d(const __grid_constant__ CUtensorMap map, uint32_t R, uint
 
 struct Timer {
   cudaEvent_t a, b;
-  Timer() { CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b)); }
-  ~Timer() { cudaEventDestroy(a); cudaEventDestroy(b); }
+  Timer() {
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+  }
+  ~Timer() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
   void start() { CK(cudaEventRecord(a)); }
   double stop_ms() {
     CK(cudaEventRecord(b));
@@ -551,14 +497,14 @@ __global__ void fill_index64(u64* a, size_t n) {
 
 static FILE* g_bw;
 static void bw_row(const char* kind, const std::string& shape, u64 bytes_per_op, int stages,
-                   int ctas, u64 total_bytes, const std::vector<double>& ms, double mhz,
-                   u64 errors, const char* note) {
+                   int ctas, u64 total_bytes, const std::vector<double>& ms, double mhz, u64 errors,
+                   const char* note) {
   double med = median(ms);
   double gbs = total_bytes / (med * 1e-3) / 1e9;
   double best = total_bytes / (*std::min_element(ms.begin(), ms.end()) * 1e-3) / 1e9;
   fprintf(g_bw, "%s,%s,%llu,%d,%d,%llu,%.4f,%.1f,%.1f,%.0f,%d,%llu,%s\n", kind, shape.c_str(),
-          (unsigned long long)bytes_per_op, stages, ctas, (unsigned long long)total_bytes, med,
-          gbs, best, mhz, (int)ms.size(), (unsigned long long)errors, note);
+          (unsigned long long)bytes_per_op, stages, ctas, (unsigned long long)total_bytes, med, gbs,
+          best, mhz, (int)ms.size(), (unsigned long long)errors, note);
   fflush(g_bw);
   printf("bw %-14s %-10s op=%7llu st=%2d: %8.1f GB/s (best %8.1f) @ %.0f MHz err=%llu\n", kind,
          shape.c_str(), (unsigned long long)bytes_per_op, stages, gbs, best, mhz,
@@ -568,7 +514,10 @@ static void bw_row(const char* kind, const std::string& shape, u64 bytes_per_op,
 
 static void run_bw(const char* out_csv) {
   g_bw = fopen(out_csv, "w");
-  if (!g_bw) { fprintf(stderr, "cannot open %s\n", out_csv); exit(1); }
+  if (!g_bw) {
+    fprintf(stderr, "cannot open %s\n", out_csv);
+    exit(1);
+  }
   fprintf(g_bw,
           "kind,shape,bytes_per_op,stages,ctas,total_bytes,median_ms,GBps,best_GBps,sm_clock_mhz,"
           "reps,errors,note\n");
@@ -696,10 +645,12 @@ static void run_bw(const char* out_csv) {
     CKL();
     CK(cudaDeviceSynchronize());
     CK(cudaFuncSetAttribute(tma_2d, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
-    struct Box { int r, c, swz, stages; };
-    const Box boxes[] = {{64, 64, 1, 16},  {64, 64, 1, 8},   {128, 64, 1, 8}, {128, 64, 1, 4},
-                         {64, 128, 0, 8},  {64, 128, 0, 4},  {256, 64, 1, 4}, {256, 64, 1, 6},
-                         {64, 64, 0, 16}};
+    struct Box {
+      int r, c, swz, stages;
+    };
+    const Box boxes[] = {{64, 64, 1, 16}, {64, 64, 1, 8},  {128, 64, 1, 8},
+                         {128, 64, 1, 4}, {64, 128, 0, 8}, {64, 128, 0, 4},
+                         {256, 64, 1, 4}, {256, 64, 1, 6}, {64, 64, 0, 16}};
     for (const Box& bx : boxes) {
       CUtensorMap map;
       cuuint64_t gdim[2] = {C, R};
@@ -770,7 +721,8 @@ static void print_props() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s props | chase OUT.csv LAT.csv [TMA.csv] | tchase TMA.csv | bw OUT.csv\n",
+    fprintf(stderr,
+            "usage: %s props | chase OUT.csv LAT.csv [TMA.csv] | tchase TMA.csv | bw OUT.csv\n",
             argv[0]);
     return 2;
   }

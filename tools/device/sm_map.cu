@@ -8,8 +8,6 @@
 //                             %smid and its start (%globaltimer, ns after the grid's first)
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o sm_map sm_map.cu
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -17,17 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,        \
-              __LINE__, #x);                                                                   \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-typedef unsigned long long u64;
+#include "device_common.cuh"
 
 // More than half an SM's shared memory: one CTA an SM.
 constexpr int kSmem = 120 * 1024;
@@ -71,7 +59,8 @@ static Grid launch(int ctas, int cluster, u64 spin_ns) {
   cudaError_t e = cudaLaunchKernelEx(&cfg, where, d_smid, d_start, spin_ns);
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
-    fprintf(stderr, "sm_map: %d CTAs in clusters of %d: %s\n", ctas, cluster, cudaGetErrorString(e));
+    fprintf(stderr, "sm_map: %d CTAs in clusters of %d: %s\n", ctas, cluster,
+            cudaGetErrorString(e));
     (void)cudaGetLastError();
     CK(cudaFree(d_smid));
     CK(cudaFree(d_start));
@@ -103,7 +92,8 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < 4; rep++) {
         const int ctas = 132 / size * size;
         Grid g = launch(ctas, size, 20000);  // 20 us: every cluster of the launch overlaps
-        for (int c = 0; c < (int)g.smid.size(); c++) fprintf(f, "%d,%d,%d,%d,%u\n", size, rep, c, c / size, g.smid[c]);
+        for (int c = 0; c < (int)g.smid.size(); c++)
+          fprintf(f, "%d,%d,%d,%d,%u\n", size, rep, c, c / size, g.smid[c]);
       }
     }
   } else {
@@ -114,7 +104,8 @@ int main(int argc, char** argv) {
         if (g.smid.empty()) return 1;
         const u64 first = *std::min_element(g.start.begin(), g.start.end());
         for (int c = 0; c < ctas; c++)
-          fprintf(f, "%d,%d,%d,%u,%llu\n", ctas, rep, c, g.smid[c], (unsigned long long)(g.start[c] - first));
+          fprintf(f, "%d,%d,%d,%u,%llu\n", ctas, rep, c, g.smid[c],
+                  (unsigned long long)(g.start[c] - first));
       }
     }
   }

@@ -20,55 +20,19 @@
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_inflight tma_inflight.cu
 // -lcuda
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, \
-              #x);                                                                                \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
-#define CKD(x)                                                                                 \
-  do {                                                                                         \
-    CUresult r_ = (x);                                                                         \
-    if (r_ != CUDA_SUCCESS) {                                                                  \
-      fprintf(stderr, "CUDA driver error %d at %s:%d: %s\n", (int)r_, __FILE__, __LINE__, #x); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-typedef unsigned long long u64;
+#include "device_common.cuh"
 
 constexpr u64 kRegion = 2ull << 20;
 constexpr uint32_t kCols = 4096;  // tile kind: kRows x kCols fp16
 constexpr uint32_t kRows = (uint32_t)(kRegion / (kCols * 2));
 constexpr int kMaxStages = 16;
 constexpr int kMaxOps = 512;
-
-static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred P1;\n"
-      "LAB_WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
-      "@P1 bra DONE;\n\t"
-      "bra LAB_WAIT;\n"
-      "DONE:\n\t}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 
 __global__ void touch(const int4* a, u64 n, int* sink) {
   int acc = 0;
@@ -85,15 +49,13 @@ __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* s
   __shared__ __align__(8) u64 bars[kMaxStages];
   if (threadIdx.x != 0) return;
   uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-  for (int s = 0; s < stages; s++)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[s])) : "memory");
+  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   const uint32_t n_ops = (uint32_t)(kRegion / op_bytes) / group;  // stage fills
   const uint32_t box_rows = op_bytes / 128, bands = kCols / 64;
   uint32_t parity = 0;
-  u64 g0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  const u64 g0 = gtimer();
   const u64 c0 = clock64();
   for (uint32_t k = 0; k < n_ops + stages; k++) {
     const int s = (int)(k % stages);
@@ -105,31 +67,20 @@ __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* s
     }
     if (k < n_ops) {
       out[2 * k] = clock64();
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                   "r"(op_bytes * group)
-                   : "memory");
+      mbar_expect_tx(bar, op_bytes * group);
       for (int g = 0; g < group; g++) {
         const uint32_t j = k * group + g;  // the op's place in the region
         uint8_t* slot = smem + ((size_t)s * group + g) * op_bytes;
         if (!tile) {
-          asm volatile(
-              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-              "[%3];" ::"r"(smem_u32(slot)),
-              "l"(src + (u64)j * op_bytes), "r"(op_bytes), "r"(bar)
-              : "memory");
+          bulk_g2s(smem_u32(slot), src + (u64)j * op_bytes, op_bytes, bar);
         } else {
           const int col = (int)((j % bands) * 64), row = (int)((j / bands) * box_rows);
-          asm volatile(
-              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-              "[%1, {%2, %3}], [%4];" ::"r"(smem_u32(slot)),
-              "l"((u64)&map), "r"(col), "r"(row), "r"(bar)
-              : "memory");
+          tma2d_g2s(smem_u32(slot), &map, col, row, bar);
         }
       }
     }
   }
-  u64 g1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+  const u64 g1 = gtimer();
   out[2 * kMaxOps] = clock64() - c0;
   out[2 * kMaxOps + 1] = g1 - g0;
 }
