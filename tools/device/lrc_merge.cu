@@ -48,13 +48,6 @@ __global__ void fill(uint16_t* a, u64 n) {
     a[i] = fill_of(i);
 }
 
-__global__ void touch(const int4* a, u64 n, int* sink) {
-  int acc = 0;
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    acc ^= __ldcg(&a[i]).x;
-  if (acc == 0x7fffffff) *sink = acc;
-}
-
 // role[smid]: the participant index of that SM, or -1. delay[p]: SM cycles participant p waits
 // after the common start. out[p]: {start ns, end ns, cycles, errors}.
 __global__ void shared_read(const __grid_constant__ CUtensorMap map, const uint8_t* src, int mode,
