@@ -134,7 +134,8 @@ MemCycle Hbm3Channel::advance(MemCycle horizon) {
     const Candidate c = next();
     // A REFpb due first changes its bank before anything later is chosen. It wakes nothing:
     // an idle channel's are applied when it next advances, at their own cycles.
-    if (next_bank_refresh_ <= std::min(c.at, horizon)) {
+    if (const MemCycle before = std::min(c.at, horizon); next_bank_refresh_ <= before) {
+      skip_bank_refreshes(before);
       refresh_bank();
       continue;
     }
@@ -395,6 +396,28 @@ void Hbm3Channel::refresh(MemCycle at) {
   row_bus_free_ = at + 1;
   totals_.refreshes.add();
   record(at, DramCommand::kRefresh, kNone, 0);
+}
+
+void Hbm3Channel::skip_bank_refreshes(MemCycle before) {
+  // Of the REFpbs due by `before`, with no command between them, only the last of each bank
+  // sets its bank's earliest ACT, and an earlier one only closes its bank's row: the rest are
+  // counted and their rows closed, not replayed, so an idle stretch costs one rotation at most.
+  const auto due = static_cast<std::uint64_t>((before - next_bank_refresh_) / t_.nREFIpb) + 1;
+  if (due <= banks_.size()) return;
+  const std::uint64_t skipped = due - banks_.size();
+  // The banks a skipped REFpb would have closed.
+  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(skipped, banks_.size()); ++i) {
+    const auto b = static_cast<std::uint32_t>((refresh_bank_ + i) % banks_.size());
+    Bank& bank = banks_[b];
+    if (!bank.open) continue;
+    bank.open = false;
+    bank.hit = kNone;
+    if (bank.head != kNone) update_offer(b);
+  }
+  next_valid_ = false;
+  next_bank_refresh_ += static_cast<MemCycle>(skipped) * t_.nREFIpb;
+  refresh_bank_ = static_cast<std::uint32_t>((refresh_bank_ + skipped) % banks_.size());
+  totals_.refreshes.add(skipped);
 }
 
 void Hbm3Channel::refresh_bank() {

@@ -223,6 +223,8 @@ class Hbm3Channel {
   void refresh(MemCycle at);
   /// The REFpb due at next_bank_refresh_, and the next one scheduled.
   void refresh_bank();
+  /// Counts, without replaying, the REFpbs due by `before` but the last one of each bank.
+  void skip_bank_refreshes(MemCycle before);
   void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
   /// Recomputes bank `b`'s offer after its state changed.
   void update_offer(std::uint32_t b);

@@ -549,6 +549,26 @@ TEST(Hbm3Refresh, PerBankRefreshBlocksOneBankAtATime) {
   EXPECT_EQ(u.log.times(DramCommand::kRefresh, 15, 0), pc0);  // banks 0-9 are all in pseudo-channel 0
 }
 
+TEST(Hbm3Refresh, PerBankRefreshesOfALongIdleStretchAreCountedNotReplayed) {
+  UnitDram u({{"nREFIpb", std::int64_t{100}}, {"nRFCpb", std::int64_t{200}}});
+  // 3200 REFpbs fall in the first 320000 idle cycles; the last, at 320000, is bank 31's
+  // (pseudo-channel 1, bank group 3, bank 3): a read to it arriving at 320050 activates no sooner
+  // than 320000 + nRFCpb = 320200, when bank 1's REFpb holds the row bus, so at 320201; it reads
+  // at 320220 and is answered at 320241, as if every REFpb had been replayed.
+  u.send_at(320049, read_request(bank_address(1, 3, 3, 0), 1, u.client, 0, 32));
+  u.bench.events.run();
+  EXPECT_EQ(u.client.at(1), 320241u);
+  u.dram->finish(320050);
+  // Every channel's 3200, and channel 0's two more while it served the read (320100, 320200).
+  EXPECT_EQ(u.bench.stats.value("dram.refreshes"), 16u * 3200 + 2);
+  // Channel 0 issued only the last rotation of the idle stretch (32 REFpbs, 316900 to 320000)
+  // and the two after it.
+  const auto issued = u.log.all(DramCommand::kRefresh);
+  std::size_t channel0 = 0;
+  for (const auto& r : issued) channel0 += r.channel == 0;
+  EXPECT_EQ(channel0, 34u);
+}
+
 TEST(Hbm3Refresh, PerBankRefreshClosesItsBanksRow) {
   UnitDram u({{"nREFIpb", std::int64_t{100}}, {"nRFCpb", std::int64_t{200}}});
   const Addr row0 = bank_address(0, 0, 0, 0);
