@@ -1,9 +1,8 @@
 #include "mlir_text.h"
 
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+
+#include "simfa/input_file.h"
 
 namespace simfa::ttgir {
 
@@ -348,14 +347,8 @@ void parse_mlir(MlirDocument& doc) {
 
 void read_mlir_file(const std::string& path, MlirDocument& doc, const SourceLocation& where,
                     const char* what) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(where, std::string("cannot read ") + what + " '" + path + "': " +
-                                (std::filesystem::exists(path, ec) ? "not a regular file"
-                                                                   : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  doc.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError(where, std::string("cannot read ") + what + " '" + path + "'");
+  if (const std::string why = read_regular_file(path, doc.text); !why.empty())
+    throw InputError(where, std::string("cannot read ") + what + " '" + path + "': " + why);
   doc.file = path;
   parse_mlir(doc);
 }

@@ -2,10 +2,9 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <unordered_map>
+
+#include "simfa/input_file.h"
 
 #if SIMFA_TTGIR_HAVE_ZLIB
 #include <zlib.h>
@@ -311,14 +310,9 @@ ProtonTrace parse_proton_trace(std::string_view text, const std::string& file) {
 }
 
 ProtonTrace read_proton_trace(const std::string& path, const SourceLocation& where) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(where, "cannot read trace '" + path + "': " +
-                                (std::filesystem::exists(path, ec) ? "not a regular file"
-                                                                   : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError(where, "cannot read trace '" + path + "'");
+  std::string data;
+  if (const std::string why = read_regular_file(path, data); !why.empty())
+    throw InputError(where, "cannot read trace '" + path + "': " + why);
   if (gzipped(data)) data = gunzip(data, path, where);
   return parse_proton_trace(data, path);
 }
