@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <unordered_map>
 
 #include "simfa/input_file.h"
@@ -144,12 +145,20 @@ class JsonReader {
     return v;
   }
 
+  // A skipped value's arrays and objects recurse, so their depth is bounded: a trace nesting
+  // 10^5 '[' overflowed the stack (docs/reliability.md); Proton's events nest 3 levels.
+  static constexpr int kMaxDepth = 64;
+
   void skip() {
     ws();
     const char c = peek();
+    if ((c == '{' || c == '[') && depth_ == kMaxDepth)
+      fail(pos(), "JSON nested more than " + std::to_string(kMaxDepth) + " deep");
     if (c == '{') {
       ++i_;
+      ++depth_;
       members([&](const std::string&) { skip(); });
+      --depth_;
     } else if (c == '[') {
       ++i_;
       ws();
@@ -157,14 +166,16 @@ class JsonReader {
         ++i_;
         return;
       }
+      ++depth_;
       for (;;) {
         skip();
         ws();
         const char d = peek();
         ++i_;
-        if (d == ']') return;
+        if (d == ']') break;
         if (d != ',') fail(pos(), "expected ',' or ']'");
       }
+      --depth_;
     } else if (c == '"') {
       string();
     } else if (c == 't' || c == 'f' || c == 'n') {
@@ -235,6 +246,9 @@ class JsonReader {
     if (core == std::string::npos || cta == std::string::npos || cta < core ||
         !read_u32(std::string_view(pid).substr(cta + 4), e.cta))
       fail(at, "pid '" + pid + "' is not Proton's \"<kernel> Core<SM> CTA<id>\"");
+    // cta_count is one past the largest id, a 32-bit count (it wrapped to 0 for this id).
+    if (e.cta == std::numeric_limits<std::uint32_t>::max())
+      fail(at, "pid '" + pid + "': CTA ids go up to " + std::to_string(e.cta - 1));
     const std::string kernel = pid.substr(0, core);
     if (out_.kernel.empty()) out_.kernel = kernel;
     if (kernel != out_.kernel)
@@ -265,6 +279,7 @@ class JsonReader {
   std::size_t line_begin_ = 0;
   std::uint32_t line_ = 1;
   bool in_events_ = false;
+  int depth_ = 0;  ///< arrays and objects open around the value skip() reads
 };
 
 bool gzipped(const std::string& data) {

@@ -615,6 +615,36 @@ TEST(TtgirErrors, UnbalancedRegionIsLocated) {
       << e;
 }
 
+// Found fuzzing (docs/reliability.md): each was a crash (an escaped std::out_of_range, a 32 GB
+// allocation, a stack overflow) before it was a located error.
+TEST(TtgirErrors, HostileCountsAndNestingAreLocated) {
+  auto parse_error = [](const std::string& text) {
+    return error_of([&] {
+      MlirDocument doc;
+      doc.file = "k.ttgir";
+      doc.text = text;
+      parse_mlir(doc);
+    });
+  };
+  EXPECT_EQ(parse_error("%a:99999999999999999999 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:99999999999999999999: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%a:-1 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:-1: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%a:0 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:0: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%b = arith.addi %a#3000000000, %a : i32\n"),
+            "k.ttgir:1:20: error: result index #3000000000 is too large");
+  std::string deep;
+  for (int k = 0; k < 100000; ++k) deep += "x.y {\n";
+  EXPECT_EQ(parse_error(deep), "k.ttgir:65:5: error: regions nested more than 64 deep");
+}
+
+TEST(TtgirErrors, DeepJsonIsRejectedBeforeTheStackOverflows) {
+  const std::string deep = "{\"traceEvents\": [], \"x\": " + std::string(100000, '[');
+  EXPECT_EQ(error_of([&] { parse_proton_trace(deep, "t.json"); }),
+            "t.json:1:90: error: JSON nested more than 64 deep");
+}
+
 TEST(TtgirErrors, TraceOfOtherArgumentsOrAnotherKernel) {
   Harness h;
   const std::string trace = kData + "ttgir_gemm_128x128x512.chrome_trace";
