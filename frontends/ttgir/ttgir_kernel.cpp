@@ -1,7 +1,6 @@
 #include "ttgir_kernel.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -108,24 +107,6 @@ bool in(const std::string_view (&set)[N], std::string_view s) {
   return std::find(std::begin(set), std::end(set), s) != std::end(set);
 }
 
-bool parse_i64(std::string_view text, std::int64_t& out) {
-  bool neg = false;
-  int base = 10;
-  if (!text.empty() && text.front() == '-') {
-    neg = true;
-    text.remove_prefix(1);
-  }
-  if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  std::uint64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
-  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
-  return true;
-}
-
 std::string at_text(Pos p) {
   return std::to_string(p.line) + ":" + std::to_string(p.column);
 }
@@ -184,7 +165,7 @@ class Compiler {
       const Token& t = doc_.token(i);
       if (t.kind != Tok::kString || doc_.token(i + 1).kind != Tok::kEqual) continue;
       std::int64_t v = 0;
-      const bool number = parse_i64(doc_.token(i + 2).text, v);
+      const bool number = parse_integer_literal(doc_.token(i + 2).text, v);
       const std::string key = canonical_name(t.text);
       if (key == "ttg.num-warps" && number) p_.num_warps = static_cast<std::uint32_t>(v);
       if (key == "ttg.num-ctas" && number && v != 1)
@@ -445,7 +426,7 @@ class Compiler {
       const Token& t = doc_.token(r.begin);
       std::int64_t value = 0;
       bool known = false;
-      if (t.kind == Tok::kInteger) known = parse_i64(t.text, value);
+      if (t.kind == Tok::kInteger) known = parse_integer_literal(t.text, value);
       if (t.kind == Tok::kIdent && (t.text == "true" || t.text == "false")) {
         known = true;
         value = t.text == "true" ? 1 : 0;
@@ -900,7 +881,8 @@ class Compiler {
         continue;
       for (std::uint32_t j = i + 2; j < r.end && doc.token(j).kind != Tok::kRAngle; ++j) {
         std::int64_t v = 0;
-        if (doc.token(j).kind == Tok::kInteger && parse_i64(doc.token(j).text, v)) out.push_back(v);
+        if (doc.token(j).kind == Tok::kInteger && parse_integer_literal(doc.token(j).text, v))
+          out.push_back(v);
       }
       break;
     }
@@ -941,7 +923,8 @@ class Compiler {
         if (t.kind == Tok::kValue && doc_.token(i + 1).kind == Tok::kColon) args.push_back(i);
         if (t.kind == Tok::kIdent && t.text == "num_warps" && i + 2 < head.end) {
           std::int64_t n = 0;
-          if (parse_i64(doc_.token(i + 2).text, n)) part.num_warps = static_cast<std::uint32_t>(n);
+          if (parse_integer_literal(doc_.token(i + 2).text, n))
+            part.num_warps = static_cast<std::uint32_t>(n);
         }
       }
       if (part.num_warps == 0) doc_.fail(op.regions[k].open, "partition without num_warps(N)");

@@ -483,16 +483,22 @@ TEST(Fa3EventsSource, GridsTheLogCannotHoldAreRejectedBeforeTheyAreAllocated) {
     return std::string("no error");
   };
   // 2^23 Q tiles x 65535 batches, each attending K/V tiles: one line cannot record them.
-  std::string e = error({{"heads", i64(1)}, {"kv_heads", i64(1)}, {"seqlen_q", i64(1 << 30)},
-                         {"seqlen_k", i64(1024)}, {"batch", i64(65535)}});
+  std::string e = error({{"heads", i64(1)},
+                         {"kv_heads", i64(1)},
+                         {"seqlen_q", i64(1 << 30)},
+                         {"seqlen_k", i64(1024)},
+                         {"batch", i64(65535)}});
   EXPECT_NE(e.find(path + ": error: the shape keys give 549747425280 CTAs that attend K/V tiles, "
                           "more than the log's 1 lines can record"),
             std::string::npos)
       << e;
   // Causal with seqlen_q 2^26 over one key: only the last Q tile attends it, but the grid is
   // 2^19 CTAs.
-  e = error({{"heads", i64(1)}, {"kv_heads", i64(1)}, {"seqlen_q", i64(1 << 26)},
-             {"seqlen_k", i64(1)}, {"causal", ParamValue{true}}});
+  e = error({{"heads", i64(1)},
+             {"kv_heads", i64(1)},
+             {"seqlen_q", i64(1 << 26)},
+             {"seqlen_k", i64(1)},
+             {"causal", ParamValue{true}}});
   EXPECT_NE(e.find(path + ": error: the shape keys give a grid of 524288 CTAs; an event log "
                           "describes at most 262144"),
             std::string::npos)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <regex>
@@ -21,6 +22,7 @@
 #include "support/program_listing.h"
 #include "ttgir_instrument.h"
 #include "ttgir_source.h"
+#include "ttgir_syntax.h"
 
 namespace simfa::ttgir {
 namespace {
@@ -637,6 +639,30 @@ TEST(TtgirErrors, HostileCountsAndNestingAreLocated) {
   std::string deep;
   for (int k = 0; k < 100000; ++k) deep += "x.y {\n";
   EXPECT_EQ(parse_error(deep), "k.ttgir:65:5: error: regions nested more than 64 deep");
+}
+
+// UBSan's reports (docs/reliability.md): -INT64_MIN negated as an int64, and the product of a
+// memdesc's dimensions overflowing.
+TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
+  std::int64_t v = 0;
+  ASSERT_TRUE(parse_integer_literal("-9223372036854775808", v));
+  EXPECT_EQ(v, std::numeric_limits<std::int64_t>::min());
+  EXPECT_FALSE(parse_integer_literal("-9223372036854775809", v));
+  ASSERT_TRUE(parse_integer_literal("0xFFFFFFFFFFFFFFFF", v));
+  EXPECT_EQ(v, -1);
+  ASSERT_TRUE(parse_integer_literal("-42", v));
+  EXPECT_EQ(v, -42);
+
+  Harness h;
+  const std::string path =
+      kSrc + "/tests/fuzz/corpus/ttgir/regression-memdesc-shape-2-65-elements.ttgir";
+  const std::string e = error_of([&] {
+    h.make({{"file", str(path)}, {"grid", str("4")}, {"args", str(gemm_args(256, 256, 512))}});
+  });
+  EXPECT_NE(e.find(path + ":48:62: error: shape '3x4294967296x4294967296xi64': dimensions are 1 or "
+                          "more and hold at most 16777216 elements"),
+            std::string::npos)
+      << e;
 }
 
 TEST(TtgirErrors, DeepJsonIsRejectedBeforeTheStackOverflows) {
