@@ -665,6 +665,14 @@ TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
       << e;
 }
 
+TEST(TtgirErrors, CtaIdOfTwoToTheThirtyTwoMinusOneIsRejected) {
+  const std::string trace =
+      R"json({"traceEvents": [{"name": "s", "ph": "X", "ts": 1, )json"
+      R"json("pid": "k Core0 CTA4294967295", "tid": "warp 0 (line 0)"}]})json";
+  EXPECT_EQ(error_of([&] { parse_proton_trace(trace, "t.json"); }),
+            "t.json:1:18: error: pid 'k Core0 CTA4294967295': CTA ids go up to 4294967294");
+}
+
 TEST(TtgirErrors, DeepJsonIsRejectedBeforeTheStackOverflows) {
   const std::string deep = "{\"traceEvents\": [], \"x\": " + std::string(100000, '[');
   EXPECT_EQ(error_of([&] { parse_proton_trace(deep, "t.json"); }),
