@@ -410,6 +410,22 @@ class Compiler {
     operands(idx, tokens);
     std::uint32_t count = 0;
     const std::uint32_t first = define_results(op, count);
+    // The scalar ops the lowering computes read their operands and write their result unchecked
+    // (`arith.addi +a, %b` left one operand and read past it: fuzz_ttgir, docs/reliability.md).
+    const std::size_t takes = kind == NodeKind::kBinary || kind == NodeKind::kCmp ? 2
+                              : kind == NodeKind::kSelect                         ? 3
+                              : kind == NodeKind::kCast                           ? 1
+                                                                                  : 0;
+    if (kind == NodeKind::kConst || kind == NodeKind::kBinary || kind == NodeKind::kCmp ||
+        kind == NodeKind::kSelect || kind == NodeKind::kCast || kind == NodeKind::kProgramId ||
+        kind == NodeKind::kNumPrograms) {
+      if (tokens.size() != takes)
+        doc_.fail(op.pos, "'" + std::string(op.name) + "' takes " + std::to_string(takes) +
+                              " operand(s), here " + std::to_string(tokens.size()));
+      if (count != 1)
+        doc_.fail(op.pos,
+                  "'" + std::string(op.name) + "' gives one result, here " + std::to_string(count));
+    }
     Node& n = p_.nodes[idx];
     n.sub = sub;
     n.width = static_cast<std::uint8_t>(width);

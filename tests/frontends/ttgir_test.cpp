@@ -21,6 +21,7 @@
 #include "support/null_build_context.h"
 #include "support/program_listing.h"
 #include "ttgir_instrument.h"
+#include "ttgir_kernel.h"
 #include "ttgir_source.h"
 #include "ttgir_syntax.h"
 
@@ -639,6 +640,27 @@ TEST(TtgirErrors, HostileCountsAndNestingAreLocated) {
   std::string deep;
   for (int k = 0; k < 100000; ++k) deep += "x.y {\n";
   EXPECT_EQ(parse_error(deep), "k.ttgir:65:5: error: regions nested more than 64 deep");
+}
+
+// fuzz_ttgir's finding (docs/reliability.md): the lowering read past an op's operands and wrote
+// through a result slot it did not have.
+TEST(TtgirErrors, ScalarOpsTakeTheirOperandsAndGiveOneResult) {
+  auto compile_error = [](const std::string& body) {
+    return error_of([&] {
+      MlirDocument doc;
+      doc.file = "k.ttgir";
+      doc.text = "module {\n  tt.func @k() {\n" + body + "    tt.return\n  }\n}\n";
+      parse_mlir(doc);
+      KernelProgram kernel(doc, CostRules{});
+    });
+  };
+  const std::string a = "    %a = arith.constant 1 : i32\n";
+  EXPECT_EQ(compile_error(a + "    %b = arith.addi +a#9, %a : i32\n"),
+            "k.ttgir:4:10: error: 'arith.addi' takes 2 operand(s), here 1");
+  EXPECT_EQ(compile_error(a + "    arith.addi %a, %a : i32\n"),
+            "k.ttgir:4:5: error: 'arith.addi' gives one result, here 0");
+  EXPECT_EQ(compile_error("    arith.constant 1 : i32\n"),
+            "k.ttgir:3:5: error: 'arith.constant' gives one result, here 0");
 }
 
 // UBSan's reports (docs/reliability.md): -INT64_MIN negated as an int64, and the product of a
