@@ -102,6 +102,11 @@ constexpr OpCost kOpCosts[] = {
     /* kSmem */ {0, 1, 0},   /* kUnknown */ {0, 1, 0}};
 static_assert(std::size(kOpCosts) == static_cast<std::size_t>(CostRow::kUnknown) + 1);
 
+// Warps of a CTA's partitions and of the whole module (ttg.num-warps): Hopper runs 32 per CTA
+// (1024 threads). A partition of 10^9 warps asked for 250M WarpGroups and one of 2^32 - 1 wrapped
+// their count to 0 (docs/reliability.md).
+constexpr std::int64_t kMaxWarps = 64;
+
 template <std::size_t N>
 bool in(const std::string_view (&set)[N], std::string_view s) {
   return std::find(std::begin(set), std::end(set), s) != std::end(set);
@@ -172,7 +177,7 @@ class Compiler {
         doc_.fail(t.pos, "ttg.num-ctas = " + std::to_string(v) +
                              ": CTA clusters are outside what simfa lowers");
     }
-    if (p_.num_warps == 0 || p_.num_warps > 64) doc_.fail(module.pos, "bad ttg.num-warps");
+    if (p_.num_warps == 0 || p_.num_warps > kMaxWarps) doc_.fail(module.pos, "bad ttg.num-warps");
   }
 
   void arguments(const Operation& func) {
@@ -939,8 +944,13 @@ class Compiler {
         if (t.kind == Tok::kValue && doc_.token(i + 1).kind == Tok::kColon) args.push_back(i);
         if (t.kind == Tok::kIdent && t.text == "num_warps" && i + 2 < head.end) {
           std::int64_t n = 0;
-          if (parse_integer_literal(doc_.token(i + 2).text, n))
+          if (parse_integer_literal(doc_.token(i + 2).text, n)) {
+            if (n < 1 || n > kMaxWarps)
+              doc_.fail(doc_.token(i + 2).pos, "num_warps(" + std::to_string(n) +
+                                                   "): a partition has 1 to " +
+                                                   std::to_string(kMaxWarps) + " warps");
             part.num_warps = static_cast<std::uint32_t>(n);
+          }
         }
       }
       if (part.num_warps == 0) doc_.fail(op.regions[k].open, "partition without num_warps(N)");
@@ -980,6 +990,15 @@ class Compiler {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return sizes[x] > sizes[y]; });
     std::uint32_t next = p_.num_warps;
+    // PTX's setmaxnreg takes 24 to 256 registers; 2^32 - 1 was taken as it was.
+    for (const std::int64_t r : registers)
+      if (r < 24 || r > 256)
+        doc_.fail(op.pos, "actualRegisters holds " + std::to_string(r) +
+                              ", outside setmaxnreg's 24..256");
+    for (const std::int64_t id : start_ids)
+      if (id < 0 || id > kMaxWarps)
+        doc_.fail(op.pos, "warpGroupStartIds holds " + std::to_string(id) + ", outside 0.." +
+                              std::to_string(kMaxWarps));
     for (std::size_t k : order) {
       Partition& part = p_.partitions[1 + k];
       part.start_warp =

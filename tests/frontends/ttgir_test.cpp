@@ -663,6 +663,32 @@ TEST(TtgirErrors, ScalarOpsTakeTheirOperandsAndGiveOneResult) {
             "k.ttgir:3:5: error: 'arith.constant' gives one result, here 0");
 }
 
+// Found reviewing the warp_specialize reader (docs/reliability.md): a partition of 10^9 warps ran
+// out of memory, one of 2^32 - 1 wrapped its WarpGroup count to 0 and overflowed a heap buffer.
+TEST(TtgirErrors, PartitionWarpsStartsAndRegistersAreBounded) {
+  Harness h;
+  const std::string corpus = kSrc + "/tests/fuzz/corpus/ttgir/";
+  auto error = [&](const std::string& file) {
+    return error_of([&] {
+      h.make({{"file", str(corpus + file)},
+              {"grid", str("1")},
+              {"args", str("K=256;a_desc.shape=128x256;b_desc.shape=128x256")}});
+    });
+  };
+  std::string e = error("regression-partition-4294967295-warps.ttgir");
+  EXPECT_NE(e.find(":53:379: error: num_warps(4294967295): a partition has 1 to 64 warps"),
+            std::string::npos)
+      << e;
+  e = error("regression-warp-group-start-4294967295.ttgir");
+  EXPECT_NE(e.find(":33:12: error: warpGroupStartIds holds 4294967295, outside 0..64"),
+            std::string::npos)
+      << e;
+  e = error("regression-actual-registers-4294967295.ttgir");
+  EXPECT_NE(e.find(":33:12: error: actualRegisters holds 4294967295, outside setmaxnreg's 24..256"),
+            std::string::npos)
+      << e;
+}
+
 // UBSan's reports (docs/reliability.md): -INT64_MIN negated as an int64, and the product of a
 // memdesc's dimensions overflowing.
 TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
