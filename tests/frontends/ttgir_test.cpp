@@ -711,6 +711,16 @@ TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
                           "more and hold at most 16777216 elements"),
             std::string::npos)
       << e;
+  // A descriptor stride of 2^63 - 1 elements overflowed times the element size.
+  const std::string stride = error_of([&] {
+    h.make({{"file", str(kDevice + "gemm_tma.ttgir")},
+            {"grid", str("4")},
+            {"args", str(gemm_args(256, 256, 512) + ";a_desc.strides=9223372036854775807x1")}});
+  });
+  EXPECT_NE(stride.find("a_desc.strides=9223372036854775807x1: TMA needs positive strides of a "
+                        "multiple of 16 bytes, below 2^40 bytes"),
+            std::string::npos)
+      << stride;
 }
 
 TEST(TtgirErrors, CtaIdOfTwoToTheThirtyTwoMinusOneIsRejected) {
