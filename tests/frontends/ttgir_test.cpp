@@ -663,6 +663,31 @@ TEST(TtgirErrors, ScalarOpsTakeTheirOperandsAndGiveOneResult) {
             "k.ttgir:3:5: error: 'arith.constant' gives one result, here 0");
 }
 
+// UBSan's reports in the lowering (docs/reliability.md): -2^63 / -1, shifts by a negative amount,
+// an i64 memdesc index times the view's stride.
+TEST(TtgirErrors, ScalarArithmeticStaysDefined) {
+  Harness h;
+  const std::string corpus = kSrc + "/tests/fuzz/corpus/ttgir/";
+  auto error = [&](const std::string& file, const std::string& args = "") {
+    return error_of([&] {
+      h.make({{"file", str(corpus + file)}, {"grid", str("4")}, {"args", str(args)}});
+    });
+  };
+  for (const char* op : {"divsi", "remsi", "ceildivsi", "floordivsi"}) {
+    const std::string e = error(std::string("regression-") + op + "-int64-min-by-minus-one.ttgir");
+    EXPECT_NE(e.find(":5:10: error: signed division overflows: -2^63 / -1 (CTA 0)"),
+              std::string::npos)
+        << e;
+  }
+  for (const char* op : {"shli", "shrsi", "shrui"})
+    EXPECT_EQ(error(std::string("regression-") + op + "-by-minus-one.ttgir"), "") << op;
+  const std::string e = error("regression-memdesc-index-int64-max.ttgir", gemm_args(256, 256, 512));
+  EXPECT_NE(
+      e.find(":57:13: error: memdesc index 9223372036854775807 puts the view outside 64 bits"),
+      std::string::npos)
+      << e;
+}
+
 // Found reviewing the warp_specialize reader (docs/reliability.md): a partition of 10^9 warps ran
 // out of memory, one of 2^32 - 1 wrapped its WarpGroup count to 0 and overflowed a heap buffer.
 TEST(TtgirErrors, PartitionWarpsStartsAndRegistersAreBounded) {
