@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -98,13 +99,72 @@ DocValue to_doc_value(std::string key, const toml::node& node, const SourceLocat
   return v;
 }
 
-void fill_table(DocTable& out, const toml::table& in) {
+// TOML++ bounds nested values (TOML_MAX_NESTED_VALUES) but not a header's dotted keys:
+// `[a.a.a...]` of 20000 keys overflowed the stack here, of 100000 keys inside TOML++ (found
+// reviewing beside fuzz_manifest, docs/reliability.md). Manifests nest tables two or three deep.
+constexpr int kMaxTableDepth = 64;
+
+/// Where the first key path of more than kMaxTableDepth dotted parts starts in TOML `text` (line
+/// and column, 1-based), checked before TOML++ sees it. Outside strings and comments, dots
+/// chained by bare keys and blanks can only be a key path: a value has one dot at most (1.5,
+/// 07:32:00.999), and '=', ',', brackets and line ends break a chain.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> deep_key_path(std::string_view text) {
+  std::uint32_t line = 1;
+  std::size_t line_begin = 0;
+  int dots = 0;
+  std::pair<std::uint32_t, std::uint32_t> chain_start{1, 1};
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> word_start;  // of the chain's first part
+  auto here = [&](std::size_t i) {
+    return std::pair<std::uint32_t, std::uint32_t>{line,
+                                                   static_cast<std::uint32_t>(i - line_begin + 1)};
+  };
+  auto bare = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' ||
+           c == '\t';
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!word_start && c != ' ' && c != '\t' && c != '.' && (bare(c) || c == '"' || c == '\''))
+      word_start = here(i);
+    if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {  // a string, perhaps a quoted key: the chain goes on
+      const bool triple = text.substr(i, 3) == std::string(3, c);
+      const std::string_view close = triple ? text.substr(i, 3) : text.substr(i, 1);
+      std::size_t j = i + close.size();
+      while (j < text.size() && text.substr(j, close.size()) != close) {
+        if (c == '"' && text[j] == '\\') ++j;
+        if (j < text.size() && text[j] == '\n') {
+          ++line;
+          line_begin = j + 1;
+        }
+        ++j;
+      }
+      i = std::min(j + close.size(), text.size()) - 1;
+    } else if (c == '.') {
+      if (dots == 0) chain_start = word_start.value_or(here(i));
+      if (++dots >= kMaxTableDepth) return chain_start;
+    } else if (!bare(c)) {
+      dots = 0;
+      word_start.reset();
+      if (c == '\n') {
+        ++line;
+        line_begin = i + 1;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void fill_table(DocTable& out, const toml::table& in, int depth = 0) {
   for (auto&& [key, node] : in) {
     if (const toml::table* sub = node.as_table()) {
       DocTable table;
       table.name = std::string(key.str());
       table.where = location_of(sub->source());
-      fill_table(table, *sub);
+      if (depth == kMaxTableDepth)
+        fail(table.where, fmt::format("tables nested more than {} deep", kMaxTableDepth));
+      fill_table(table, *sub, depth + 1);
       out.tables.push_back(std::move(table));
     } else {
       out.values.push_back(to_doc_value(std::string(key.str()), node, location_of(key.source())));
@@ -753,6 +813,10 @@ DocTable read_toml_file(const std::string& path, const SourceLocation& cited_at)
   content << in.rdbuf();
   DocTable root;
   root.where = SourceLocation{path, 1, 1};
+  if (const auto at = deep_key_path(content.str()))
+    fail(SourceLocation{path, at->first, at->second},
+         fmt::format("a key path of more than {} dotted parts: tables nested more than {} deep",
+                     kMaxTableDepth, kMaxTableDepth));
   try {
     fill_table(root, toml::parse(content.str(), std::string_view(path)));
   } catch (const toml::parse_error& e) {
@@ -769,10 +833,13 @@ DocValue parse_value_text(std::string key, std::string_view text, const SourceLo
   v.kind = Kind::kString;
   v.text = std::string(text);
   try {
-    const toml::table parsed = toml::parse("v = " + std::string(text));
-    const toml::node* node = parsed.get("v");
-    // One plain value only: "1\nx = 2" or an inline table are not a value of one key.
-    if (parsed.size() == 1 && node && !node->is_table()) v = to_doc_value(key, *node, key_where);
+    // A key path too deep for TOML++ ("1\n[a.a.a...]") is no value of one key either.
+    if (!deep_key_path(text)) {
+      const toml::table parsed = toml::parse("v = " + std::string(text));
+      const toml::node* node = parsed.get("v");
+      // One plain value only: "1\nx = 2" or an inline table are not a value of one key.
+      if (parsed.size() == 1 && node && !node->is_table()) v = to_doc_value(key, *node, key_where);
+    }
   } catch (const toml::parse_error&) {
     // Not TOML: stays the bare string.
   }

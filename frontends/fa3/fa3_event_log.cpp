@@ -11,6 +11,10 @@ namespace simfa::fa3 {
 namespace {
 
 constexpr int kFields = 5;
+/// Grids an event log describes: a 128K-token FA3 run of Llama 3 70B has 2^16 CTAs (1024 Q tiles
+/// x 64 heads). The tables and the check of every CTA grow with the grid: a log for 2^20 CTAs took
+/// 10 s and 590 MB in the fuzz build (docs/reliability.md).
+constexpr std::uint64_t kMaxCtas = std::uint64_t{1} << 18;
 constexpr const char* kFieldNames[kFields] = {"cta", "warp", "timestamp", "event", "tile"};
 
 struct Field {
@@ -53,6 +57,21 @@ struct WarpState {
 Fa3EventLog::Fa3EventLog(std::string_view text, const std::string& file, const Fa3Kernel& kernel)
     : file_(file) {
   const std::uint64_t cta_count = kernel.cta_count();
+  // Before the per-CTA tables are sized by the grid (mistaken shape keys made a grid of 5 x 10^11
+  // CTAs, a 13 TB allocation, docs/reliability.md). A CTA that attends a KV tile records one line
+  // at least: a grid beyond the bound is most often a log of other shape keys.
+  if (cta_count > kMaxCtas) {
+    const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    if (kernel.ctas_attending_kv() > lines)
+      throw InputError(SourceLocation{file_},
+                       "the shape keys give " + std::to_string(kernel.ctas_attending_kv()) +
+                           " CTAs that attend K/V tiles, more than the log's " +
+                           std::to_string(lines) +
+                           " lines can record: it lacks CTAs or was recorded for other shape keys");
+    throw InputError(SourceLocation{file_},
+                     "the shape keys give a grid of " + std::to_string(cta_count) +
+                         " CTAs; an event log describes at most " + std::to_string(kMaxCtas));
+  }
   const std::uint32_t warpgroups = 1 + kernel.consumers();
   const std::uint32_t warps = warpgroups * kWarpsPerWarpGroup;
   ctas_.assign(cta_count, CtaEvents(warpgroups));

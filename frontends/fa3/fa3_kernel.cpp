@@ -97,6 +97,15 @@ std::int64_t Fa3Kernel::n_block_max(std::int64_t m_block) const {
   return std::min(n_blocks_, ceil_div(std::max<std::int64_t>(0, keys), shape_.block_n));
 }
 
+std::uint64_t Fa3Kernel::ctas_attending_kv() const {
+  // n_block_max(m) = 0 exactly when (m + 1) block_m + seqlen_k - seqlen_q <= 0.
+  const std::int64_t blind =
+      shape_.causal ? std::clamp<std::int64_t>((shape_.seqlen_q - shape_.seqlen_k) / shape_.block_m,
+                                               0, m_blocks_)
+                    : 0;
+  return static_cast<std::uint64_t>((m_blocks_ - blind) * shape_.heads * shape_.batch);
+}
+
 std::uint8_t Fa3Kernel::k_stage(std::uint64_t i) const {
   return static_cast<std::uint8_t>(1 + i % static_cast<std::uint64_t>(shape_.stages));
 }

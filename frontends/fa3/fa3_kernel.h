@@ -78,6 +78,9 @@ class Fa3Kernel {
   std::int64_t kv_head(std::int64_t head) const { return head / (shape_.heads / shape_.kv_heads); }
   /// KV tiles [0, n_block_max) the Q tile attends (FA3's BlockMN::get_n_block_min_max).
   std::int64_t n_block_max(std::int64_t m_block) const;
+  /// CTAs whose Q tile attends at least one KV tile (n_block_max > 0): all but, under the causal
+  /// mask, the first Q tiles of a seqlen_q beyond seqlen_k.
+  std::uint64_t ctas_attending_kv() const;
 
   /// Consumer WarpGroups: block_m / 64.
   std::uint32_t consumers() const { return consumers_; }

@@ -1,11 +1,8 @@
 #include "fa3_sources.h"
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
 #include "fa3_config.h"
 #include "simfa/error.h"
+#include "simfa/input_file.h"
 
 namespace simfa::fa3 {
 
@@ -19,14 +16,9 @@ void check_index(std::uint64_t index, std::uint64_t count) {
 
 std::string read_log(const Params& params) {
   const std::string& path = params.string("path");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    params.fail("path",
-                "cannot read event log '" + path + "': " +
-                    (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) params.fail("path", "cannot read event log '" + path + "'");
+  std::string text;
+  if (const std::string why = read_regular_file(path, text); !why.empty())
+    params.fail("path", "cannot read event log '" + path + "': " + why);
   return text;
 }
 

@@ -1,11 +1,9 @@
 #include "trace_source.h"
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "simfa/error.h"
+#include "simfa/input_file.h"
 #include "trace_parser.h"
 
 namespace simfa::trace {
@@ -40,14 +38,9 @@ std::vector<Define> read_defines(const Params& params) {
 
 TraceProgram load(const Params& params) {
   const std::string& path = params.string("path");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    params.fail("path",
-                "cannot read trace '" + path + "': " +
-                    (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) params.fail("path", "cannot read trace '" + path + "'");
+  std::string text;
+  if (const std::string why = read_regular_file(path, text); !why.empty())
+    params.fail("path", "cannot read trace '" + path + "': " + why);
   const std::vector<Define> defines = read_defines(params);
   TraceProgram program = parse_trace(text, path, defines);
   for (const auto& d : defines) {

@@ -291,6 +291,11 @@ void CtaLowering::execute(const Node& n) {
                            op == BinaryOp::kCeilDivS || op == BinaryOp::kCeilDivU ||
                            op == BinaryOp::kFloorDivS;
       if (divides && b == 0) fail(n, "division by zero");
+      // The one signed quotient outside int64 (UBSan, docs/reliability.md); MLIR makes it poison.
+      const bool signed_divides = op == BinaryOp::kDivS || op == BinaryOp::kRemS ||
+                                  op == BinaryOp::kCeilDivS || op == BinaryOp::kFloorDivS;
+      if (signed_divides && a == std::numeric_limits<std::int64_t>::min() && b == -1)
+        fail(n, "signed division overflows: -2^63 / -1");
       std::int64_t r = 0;
       switch (op) {
         case BinaryOp::kAdd:
@@ -332,14 +337,16 @@ void CtaLowering::execute(const Node& n) {
         case BinaryOp::kXor:
           r = a ^ b;
           break;
+        // Amounts as unsigned: a negative one shifted by -1 or 2^32 - 1 (UBSan); MLIR makes an
+        // amount of the width or more poison, here the bits shifted out.
         case BinaryOp::kShl:
-          r = b >= 64 ? 0 : static_cast<std::int64_t>(ua << ub);
+          r = ub >= 64 ? 0 : static_cast<std::int64_t>(ua << ub);
           break;
         case BinaryOp::kShrS:
-          r = b >= 64 ? (a < 0 ? -1 : 0) : a >> b;
+          r = ub >= 64 ? (a < 0 ? -1 : 0) : a >> ub;
           break;
         case BinaryOp::kShrU:
-          r = b >= 64 ? 0 : static_cast<std::int64_t>(ua >> ub);
+          r = ub >= 64 ? 0 : static_cast<std::int64_t>(ua >> ub);
           break;
         case BinaryOp::kMinS:
           r = std::min(a, b);
@@ -436,7 +443,10 @@ void CtaLowering::execute(const Node& n) {
         const Value& i = slots_[operand(n, 1)];
         if (!i.known) v.origin = i.origin;
         v.known = v.known && i.known;
-        v.v += i.v * n.imm;
+        // An i64 index of 2^63 - 1 overflowed here (UBSan, docs/reliability.md).
+        std::int64_t step = 0;
+        if (__builtin_mul_overflow(i.v, n.imm, &step) || __builtin_add_overflow(v.v, step, &v.v))
+          fail(n, "memdesc index " + std::to_string(i.v) + " puts the view outside 64 bits");
       }
       if (n.result != kNone) slots_[n.result] = v;
       return;

@@ -196,17 +196,28 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
     for (std::size_t i = 0; i < rank; ++i)
       if (d.shape[i] <= 0 || d.shape[i] > (std::int64_t{1} << 32))
         params.fail(args_key, arg.name + ".shape=" + join(d.shape) + ": dimensions are 1 to 2^32");
+    // TMA's bound (cuTensorMapEncodeTiled: strides below 2^40 bytes) also keeps the products
+    // here in range: a stride of 2^63 - 1 elements overflowed times the element size (UBSan,
+    // docs/reliability.md).
+    constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
     if (!d.has_strides) {
       d.strides.assign(rank, 1);
-      for (std::size_t i = rank - 1; i-- > 0;) d.strides[i] = d.strides[i + 1] * d.shape[i + 1];
+      for (std::size_t i = rank - 1; i-- > 0;) {
+        if (d.strides[i + 1] > kMaxStrideBytes / d.shape[i + 1])
+          params.fail(args_key, arg.name + ".shape=" + join(d.shape) +
+                                    ": its rows would lie 2^40 bytes or more apart, beyond TMA");
+        d.strides[i] = d.strides[i + 1] * d.shape[i + 1];
+      }
     }
     if (d.strides[rank - 1] != 1)
       params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
                                 ": the innermost stride must be 1 (TMA reads rows contiguously)");
     for (std::size_t i = 0; i + 1 < rank; ++i)
-      if (d.strides[i] <= 0 || d.strides[i] * arg.elem_bytes % 16 != 0)
+      if (d.strides[i] <= 0 || d.strides[i] >= kMaxStrideBytes / arg.elem_bytes ||
+          d.strides[i] * arg.elem_bytes % 16 != 0)
         params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
-                                  ": TMA needs positive strides of a multiple of 16 bytes");
+                                  ": TMA needs positive strides of a multiple of 16 bytes, below "
+                                  "2^40 bytes");
     std::uint64_t extent = 1;
     for (std::size_t i = 0; i < rank; ++i)
       extent += static_cast<std::uint64_t>(d.shape[i] - 1) * static_cast<std::uint64_t>(d.strides[i]);

@@ -1,9 +1,9 @@
 #include "mlir_text.h"
 
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <charconv>
+
+#include "simfa/input_file.h"
 
 namespace simfa::ttgir {
 
@@ -17,6 +17,12 @@ bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Bounds on hostile input (each was a crash before it, docs/reliability.md). Triton's kernels nest
+// regions a few levels deep (module, function, warp_specialize, partition, loop, if) and give an
+// op a few dozen results at most (a loop's carried values).
+constexpr int kMaxRegionDepth = 64;
+constexpr std::uint32_t kMaxResultCount = 1024;
 
 class Lexer {
  public:
@@ -81,8 +87,10 @@ class Lexer {
         t.text = take_while(i_ + 1, is_id_char);
         if (t.text.empty()) fail(t.pos, "expected a value name after '%'");
         if (i_ < s_.size() && s_[i_] == '#' && i_ + 1 < s_.size() && is_digit(s_[i_ + 1])) {
+          const Pos at{line_, static_cast<std::uint32_t>(i_ - line_begin_ + 2)};
           const std::string_view n = take_while(i_ + 1, is_digit);
-          t.use = static_cast<std::int32_t>(std::stol(std::string(n)));
+          const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), t.use);
+          if (ec != std::errc()) fail(at, "result index #" + std::string(n) + " is too large");
         }
         return;
       }
@@ -232,7 +240,13 @@ class Parser {
       r.pos = cur().pos;
       ++i_;
       if (cur().kind == Tok::kColon && t_[i_ + 1].kind == Tok::kInteger) {
-        r.count = static_cast<std::uint32_t>(std::stoul(std::string(t_[i_ + 1].text)));
+        const Token& n = t_[i_ + 1];
+        const char* end = n.text.data() + n.text.size();
+        const auto [ptr, ec] = std::from_chars(n.text.data(), end, r.count);
+        if (ec != std::errc() || ptr != end || r.count == 0 || r.count > kMaxResultCount)
+          doc_.fail(n.pos, "%" + std::string(r.name) + ":" + std::string(n.text) +
+                               ": a result group holds 1 to " + std::to_string(kMaxResultCount) +
+                               " values");
         i_ += 2;
       }
       op.results.push_back(r);
@@ -309,13 +323,19 @@ class Parser {
   }
 
   Region region(Pos open) {
+    if (depth_ == kMaxRegionDepth)
+      doc_.fail(open, "regions nested more than " + std::to_string(kMaxRegionDepth) + " deep");
+    ++depth_;
     Region r;
     r.open = open;
     bool labelled = false;
     for (;;) {
       const Token& t = cur();
       if (t.kind == Tok::kEnd) doc_.fail(open, "region not closed by '}'");
-      if (t.kind == Tok::kRBrace) return r;
+      if (t.kind == Tok::kRBrace) {
+        --depth_;
+        return r;
+      }
       if (t.kind == Tok::kCaretId) {
         if (labelled || !r.ops.empty())
           doc_.fail(t.pos, "a region with several blocks is outside the TTGIR subset simfa reads");
@@ -331,6 +351,7 @@ class Parser {
   MlirDocument& doc_;
   const std::vector<Token>& t_;
   std::uint32_t i_ = 0;
+  int depth_ = 0;  ///< regions open around the op being read
 };
 
 }  // namespace
@@ -348,14 +369,8 @@ void parse_mlir(MlirDocument& doc) {
 
 void read_mlir_file(const std::string& path, MlirDocument& doc, const SourceLocation& where,
                     const char* what) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(where, std::string("cannot read ") + what + " '" + path + "': " +
-                                (std::filesystem::exists(path, ec) ? "not a regular file"
-                                                                   : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  doc.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError(where, std::string("cannot read ") + what + " '" + path + "'");
+  if (const std::string why = read_regular_file(path, doc.text); !why.empty())
+    throw InputError(where, std::string("cannot read ") + what + " '" + path + "': " + why);
   doc.file = path;
   parse_mlir(doc);
 }

@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <unordered_map>
+
+#include "simfa/input_file.h"
 
 #if SIMFA_TTGIR_HAVE_ZLIB
 #include <zlib.h>
@@ -145,12 +145,20 @@ class JsonReader {
     return v;
   }
 
+  // A skipped value's arrays and objects recurse, so their depth is bounded: a trace nesting
+  // 10^5 '[' overflowed the stack (docs/reliability.md); Proton's events nest 3 levels.
+  static constexpr int kMaxDepth = 64;
+
   void skip() {
     ws();
     const char c = peek();
+    if ((c == '{' || c == '[') && depth_ == kMaxDepth)
+      fail(pos(), "JSON nested more than " + std::to_string(kMaxDepth) + " deep");
     if (c == '{') {
       ++i_;
+      ++depth_;
       members([&](const std::string&) { skip(); });
+      --depth_;
     } else if (c == '[') {
       ++i_;
       ws();
@@ -158,14 +166,16 @@ class JsonReader {
         ++i_;
         return;
       }
+      ++depth_;
       for (;;) {
         skip();
         ws();
         const char d = peek();
         ++i_;
-        if (d == ']') return;
+        if (d == ']') break;
         if (d != ',') fail(pos(), "expected ',' or ']'");
       }
+      --depth_;
     } else if (c == '"') {
       string();
     } else if (c == 't' || c == 'f' || c == 'n') {
@@ -236,6 +246,9 @@ class JsonReader {
     if (core == std::string::npos || cta == std::string::npos || cta < core ||
         !read_u32(std::string_view(pid).substr(cta + 4), e.cta))
       fail(at, "pid '" + pid + "' is not Proton's \"<kernel> Core<SM> CTA<id>\"");
+    // cta_count is one past the largest id, a 32-bit count (it wrapped to 0 for this id).
+    if (e.cta == std::numeric_limits<std::uint32_t>::max())
+      fail(at, "pid '" + pid + "': CTA ids go up to " + std::to_string(e.cta - 1));
     const std::string kernel = pid.substr(0, core);
     if (out_.kernel.empty()) out_.kernel = kernel;
     if (kernel != out_.kernel)
@@ -266,6 +279,7 @@ class JsonReader {
   std::size_t line_begin_ = 0;
   std::uint32_t line_ = 1;
   bool in_events_ = false;
+  int depth_ = 0;  ///< arrays and objects open around the value skip() reads
 };
 
 bool gzipped(const std::string& data) {
@@ -311,14 +325,9 @@ ProtonTrace parse_proton_trace(std::string_view text, const std::string& file) {
 }
 
 ProtonTrace read_proton_trace(const std::string& path, const SourceLocation& where) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(where, "cannot read trace '" + path + "': " +
-                                (std::filesystem::exists(path, ec) ? "not a regular file"
-                                                                   : "no such file"));
-  std::ifstream in(path, std::ios::binary);
-  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError(where, "cannot read trace '" + path + "'");
+  std::string data;
+  if (const std::string why = read_regular_file(path, data); !why.empty())
+    throw InputError(where, "cannot read trace '" + path + "': " + why);
   if (gzipped(data)) data = gunzip(data, path, where);
   return parse_proton_trace(data, path);
 }

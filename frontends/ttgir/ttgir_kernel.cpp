@@ -1,7 +1,6 @@
 #include "ttgir_kernel.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -103,27 +102,14 @@ constexpr OpCost kOpCosts[] = {
     /* kSmem */ {0, 1, 0},   /* kUnknown */ {0, 1, 0}};
 static_assert(std::size(kOpCosts) == static_cast<std::size_t>(CostRow::kUnknown) + 1);
 
+// Warps of a CTA's partitions and of the whole module (ttg.num-warps): Hopper runs 32 per CTA
+// (1024 threads). A partition of 10^9 warps asked for 250M WarpGroups and one of 2^32 - 1 wrapped
+// their count to 0 (docs/reliability.md).
+constexpr std::int64_t kMaxWarps = 64;
+
 template <std::size_t N>
 bool in(const std::string_view (&set)[N], std::string_view s) {
   return std::find(std::begin(set), std::end(set), s) != std::end(set);
-}
-
-bool parse_i64(std::string_view text, std::int64_t& out) {
-  bool neg = false;
-  int base = 10;
-  if (!text.empty() && text.front() == '-') {
-    neg = true;
-    text.remove_prefix(1);
-  }
-  if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  std::uint64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
-  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
-  return true;
 }
 
 std::string at_text(Pos p) {
@@ -184,14 +170,14 @@ class Compiler {
       const Token& t = doc_.token(i);
       if (t.kind != Tok::kString || doc_.token(i + 1).kind != Tok::kEqual) continue;
       std::int64_t v = 0;
-      const bool number = parse_i64(doc_.token(i + 2).text, v);
+      const bool number = parse_integer_literal(doc_.token(i + 2).text, v);
       const std::string key = canonical_name(t.text);
       if (key == "ttg.num-warps" && number) p_.num_warps = static_cast<std::uint32_t>(v);
       if (key == "ttg.num-ctas" && number && v != 1)
         doc_.fail(t.pos, "ttg.num-ctas = " + std::to_string(v) +
                              ": CTA clusters are outside what simfa lowers");
     }
-    if (p_.num_warps == 0 || p_.num_warps > 64) doc_.fail(module.pos, "bad ttg.num-warps");
+    if (p_.num_warps == 0 || p_.num_warps > kMaxWarps) doc_.fail(module.pos, "bad ttg.num-warps");
   }
 
   void arguments(const Operation& func) {
@@ -429,6 +415,22 @@ class Compiler {
     operands(idx, tokens);
     std::uint32_t count = 0;
     const std::uint32_t first = define_results(op, count);
+    // The scalar ops the lowering computes read their operands and write their result unchecked
+    // (`arith.addi +a, %b` left one operand and read past it: fuzz_ttgir, docs/reliability.md).
+    const std::size_t takes = kind == NodeKind::kBinary || kind == NodeKind::kCmp ? 2
+                              : kind == NodeKind::kSelect                         ? 3
+                              : kind == NodeKind::kCast                           ? 1
+                                                                                  : 0;
+    if (kind == NodeKind::kConst || kind == NodeKind::kBinary || kind == NodeKind::kCmp ||
+        kind == NodeKind::kSelect || kind == NodeKind::kCast || kind == NodeKind::kProgramId ||
+        kind == NodeKind::kNumPrograms) {
+      if (tokens.size() != takes)
+        doc_.fail(op.pos, "'" + std::string(op.name) + "' takes " + std::to_string(takes) +
+                              " operand(s), here " + std::to_string(tokens.size()));
+      if (count != 1)
+        doc_.fail(op.pos,
+                  "'" + std::string(op.name) + "' gives one result, here " + std::to_string(count));
+    }
     Node& n = p_.nodes[idx];
     n.sub = sub;
     n.width = static_cast<std::uint8_t>(width);
@@ -445,7 +447,7 @@ class Compiler {
       const Token& t = doc_.token(r.begin);
       std::int64_t value = 0;
       bool known = false;
-      if (t.kind == Tok::kInteger) known = parse_i64(t.text, value);
+      if (t.kind == Tok::kInteger) known = parse_integer_literal(t.text, value);
       if (t.kind == Tok::kIdent && (t.text == "true" || t.text == "false")) {
         known = true;
         value = t.text == "true" ? 1 : 0;
@@ -900,7 +902,8 @@ class Compiler {
         continue;
       for (std::uint32_t j = i + 2; j < r.end && doc.token(j).kind != Tok::kRAngle; ++j) {
         std::int64_t v = 0;
-        if (doc.token(j).kind == Tok::kInteger && parse_i64(doc.token(j).text, v)) out.push_back(v);
+        if (doc.token(j).kind == Tok::kInteger && parse_integer_literal(doc.token(j).text, v))
+          out.push_back(v);
       }
       break;
     }
@@ -941,7 +944,13 @@ class Compiler {
         if (t.kind == Tok::kValue && doc_.token(i + 1).kind == Tok::kColon) args.push_back(i);
         if (t.kind == Tok::kIdent && t.text == "num_warps" && i + 2 < head.end) {
           std::int64_t n = 0;
-          if (parse_i64(doc_.token(i + 2).text, n)) part.num_warps = static_cast<std::uint32_t>(n);
+          if (parse_integer_literal(doc_.token(i + 2).text, n)) {
+            if (n < 1 || n > kMaxWarps)
+              doc_.fail(doc_.token(i + 2).pos, "num_warps(" + std::to_string(n) +
+                                                   "): a partition has 1 to " +
+                                                   std::to_string(kMaxWarps) + " warps");
+            part.num_warps = static_cast<std::uint32_t>(n);
+          }
         }
       }
       if (part.num_warps == 0) doc_.fail(op.regions[k].open, "partition without num_warps(N)");
@@ -981,6 +990,15 @@ class Compiler {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return sizes[x] > sizes[y]; });
     std::uint32_t next = p_.num_warps;
+    // PTX's setmaxnreg takes 24 to 256 registers; 2^32 - 1 was taken as it was.
+    for (const std::int64_t r : registers)
+      if (r < 24 || r > 256)
+        doc_.fail(op.pos, "actualRegisters holds " + std::to_string(r) +
+                              ", outside setmaxnreg's 24..256");
+    for (const std::int64_t id : start_ids)
+      if (id < 0 || id > kMaxWarps)
+        doc_.fail(op.pos, "warpGroupStartIds holds " + std::to_string(id) + ", outside 0.." +
+                              std::to_string(kMaxWarps));
     for (std::size_t k : order) {
       Partition& part = p_.partitions[1 + k];
       part.start_warp =

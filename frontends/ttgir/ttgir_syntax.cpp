@@ -6,24 +6,6 @@ namespace simfa::ttgir {
 
 namespace {
 
-bool parse_int(std::string_view text, std::int64_t& out) {
-  int base = 10;
-  bool negative = false;
-  if (!text.empty() && text.front() == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
-  if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  std::uint64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
-  out = negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
-  return true;
-}
-
 // "128x64xf16" -> {128, 64}, "f16"; "i32" -> {}, "i32".
 bool split_shape(std::string_view text, std::vector<std::int64_t>& shape, std::string_view& elem) {
   shape.clear();
@@ -31,7 +13,7 @@ bool split_shape(std::string_view text, std::vector<std::int64_t>& shape, std::s
     const std::size_t x = text.find('x');
     if (x == std::string_view::npos || x == 0) break;
     std::int64_t d = 0;
-    if (!parse_int(text.substr(0, x), d)) break;
+    if (!parse_integer_literal(text.substr(0, x), d)) break;
     shape.push_back(d);
     text.remove_prefix(x + 1);
   }
@@ -65,7 +47,8 @@ std::vector<std::int64_t> int_list(const MlirDocument& doc, TokenRange r, std::s
       continue;
     for (std::uint32_t j = i + 3; j < r.end && doc.token(j).kind != Tok::kRBracket; ++j) {
       std::int64_t v = 0;
-      if (doc.token(j).kind == Tok::kInteger && parse_int(doc.token(j).text, v)) out.push_back(v);
+      if (doc.token(j).kind == Tok::kInteger && parse_integer_literal(doc.token(j).text, v))
+        out.push_back(v);
     }
     break;
   }
@@ -77,13 +60,34 @@ std::optional<std::int64_t> int_attr(const MlirDocument& doc, TokenRange r, std:
     std::int64_t v = 0;
     if (doc.token(i).kind == Tok::kIdent && doc.token(i).text == key &&
         doc.token(i + 1).kind == Tok::kEqual && doc.token(i + 2).kind == Tok::kInteger &&
-        parse_int(doc.token(i + 2).text, v))
+        parse_integer_literal(doc.token(i + 2).text, v))
       return v;
   }
   return std::nullopt;
 }
 
 }  // namespace
+
+bool parse_integer_literal(std::string_view text, std::int64_t& out) {
+  int base = 10;
+  bool negative = false;
+  if (!text.empty() && text.front() == '-') {
+    negative = true;
+    text.remove_prefix(1);
+  }
+  if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
+  // Negating in uint64 and converting (modular since C++20): -INT64_MIN, which overflowed as
+  // an int64 negation, is out of reach.
+  if (negative && v > std::uint64_t{1} << 63) return false;
+  out = static_cast<std::int64_t>(negative ? 0 - v : v);
+  return true;
+}
 
 std::string canonical_name(std::string_view name) {
   std::string n(name);
@@ -116,7 +120,8 @@ std::uint32_t integer_width(std::string_view e) {
   if (e == "index") return 64;
   if (e.size() < 2 || e[0] != 'i') return 0;
   std::int64_t w = 0;
-  return parse_int(e.substr(1), w) && w > 0 && w <= 64 ? static_cast<std::uint32_t>(w) : 0;
+  return parse_integer_literal(e.substr(1), w) && w > 0 && w <= 64 ? static_cast<std::uint32_t>(w)
+                                                                   : 0;
 }
 
 std::string dtype_name(std::string_view e) {
@@ -176,7 +181,7 @@ std::vector<std::int64_t> OpView::integers() const {
     if (closes(t.kind)) --depth;
     if (depth == 0 && t.kind == Tok::kColon) break;
     std::int64_t v = 0;
-    if (depth == 0 && t.kind == Tok::kInteger && parse_int(t.text, v)) out.push_back(v);
+    if (depth == 0 && t.kind == Tok::kInteger && parse_integer_literal(t.text, v)) out.push_back(v);
   }
   return out;
 }
@@ -195,7 +200,17 @@ TypeInfo OpView::type_at(std::uint32_t& i) const {
     i = close;
   };
   auto shaped = [&](std::uint32_t b, std::uint32_t e) {
-    if (b < e && t[b].kind == Tok::kIdent) split_shape(t[b].text, info.shape, info.elem);
+    if (b < e && t[b].kind == Tok::kIdent) {
+      split_shape(t[b].text, info.shape, info.elem);
+      std::int64_t elements = 1;
+      for (const std::int64_t d : info.shape) {
+        if (d < 1 || d > kMaxTypeElements / elements)
+          doc_->fail(t[b].pos, "shape '" + std::string(t[b].text) +
+                                   "': dimensions are 1 or more and hold at most " +
+                                   std::to_string(kMaxTypeElements) + " elements");
+        elements *= d;
+      }
+    }
     for (std::uint32_t j = b + 1; j < e; ++j)
       if (t[j].kind == Tok::kComma && j + 1 < e && t[j + 1].kind == Tok::kHashId) {
         info.encoding_token = j + 1;

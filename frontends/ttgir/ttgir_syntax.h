@@ -18,6 +18,15 @@ namespace simfa::ttgir {
 /// `ttng.dot_async` -> `ttng.warp_group_dot`, `ttng.dot_wait` -> `ttng.warp_group_dot_wait`).
 std::string canonical_name(std::string_view name);
 
+/// An MLIR integer literal: decimal or 0x hex, optionally negative. A magnitude beyond int64's
+/// keeps its 64-bit pattern (0xFFFFFFFFFFFFFFFF is -1); false when it is no integer or a negative
+/// one below INT64_MIN.
+bool parse_integer_literal(std::string_view text, std::int64_t& out);
+
+/// Elements a tensor or memdesc type may hold: 16 x Triton's TRITON_MAX_TENSOR_NUMEL (2^20), so
+/// products of a shape's dimensions cannot overflow.
+inline constexpr std::int64_t kMaxTypeElements = std::int64_t{1} << 24;
+
 enum class TypeKind : std::uint8_t { kNone, kScalar, kTensor, kMemdesc, kTensorDesc, kPtr, kOther };
 
 struct TypeInfo {

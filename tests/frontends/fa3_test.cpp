@@ -469,6 +469,42 @@ TEST(Fa3EventsSource, MissingFile) {
   }
 }
 
+// Found reviewing the event log reader beside fuzz_workload (docs/reliability.md): shape keys of
+// 5 x 10^11 CTAs sized the log's per-CTA tables (a 13 TB allocation) before a line was read.
+TEST(Fa3EventsSource, GridsTheLogCannotHoldAreRejectedBeforeTheyAreAllocated) {
+  Harness h;
+  const std::string path = write_temp("fa3_header_only.csv", "cta,warp,timestamp,event,tile\n");
+  auto error = [&](const Keys& keys) {
+    try {
+      h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // 2^23 Q tiles x 65535 batches, each attending K/V tiles: one line cannot record them.
+  std::string e = error({{"heads", i64(1)},
+                         {"kv_heads", i64(1)},
+                         {"seqlen_q", i64(1 << 30)},
+                         {"seqlen_k", i64(1024)},
+                         {"batch", i64(65535)}});
+  EXPECT_NE(e.find(path + ": error: the shape keys give 549747425280 CTAs that attend K/V tiles, "
+                          "more than the log's 1 lines can record"),
+            std::string::npos)
+      << e;
+  // Causal with seqlen_q 2^26 over one key: only the last Q tile attends it, but the grid is
+  // 2^19 CTAs.
+  e = error({{"heads", i64(1)},
+             {"kv_heads", i64(1)},
+             {"seqlen_q", i64(1 << 26)},
+             {"seqlen_k", i64(1)},
+             {"causal", ParamValue{true}}});
+  EXPECT_NE(e.find(path + ": error: the shape keys give a grid of 524288 CTAs; an event log "
+                          "describes at most 262144"),
+            std::string::npos)
+      << e;
+}
+
 // ---- grid, GQA, causal --------------------------------------------------------------------------
 
 TEST(Fa3Grid, GqaQueryHeadsReadTheirKvHeadAndItsCtasAreConsecutive) {
@@ -545,6 +581,21 @@ TEST(Fa3Causal, TileCountsFollowTheBottomRightMask) {
   EXPECT_EQ(listing(p.warpgroups[0], p, longer.maps()), std::vector<std::string>{"EXIT"});
   EXPECT_EQ(listing(p.warpgroups[2], p, longer.maps()),
             (std::vector<std::string>{"TMA_STORE O 0,64,0,0", "EXIT"}));  // FA3 stores zeros
+}
+
+TEST(Fa3Causal, CtasAttendingKvCountTheGridsTilesWithKeys) {
+  for (const bool causal : {false, true})
+    for (const std::int64_t seqlen_q : {64, 128, 1000, 1024, 4096})
+      for (const std::int64_t seqlen_k : {1, 128, 1000, 4096})
+        for (const std::int64_t block_m : {64, 128, 192}) {
+          const Fa3Kernel k(Fa3Shape{2, 4, 2, seqlen_q, seqlen_k, 128, block_m, 128, 2, causal},
+                            Fa3Throughputs{});
+          std::uint64_t attending = 0;
+          for (std::uint64_t cta = 0; cta < k.cta_count(); ++cta)
+            attending += k.n_block_max(k.tile_of(cta).m_block) > 0;
+          EXPECT_EQ(k.ctas_attending_kv(), attending)
+              << causal << " " << seqlen_q << " " << seqlen_k << " " << block_m;
+        }
 }
 
 TEST(Fa3Grid, CtaOrderFollowsFa3sTileSchedulers) {

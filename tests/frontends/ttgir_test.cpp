@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <regex>
@@ -20,7 +21,9 @@
 #include "support/null_build_context.h"
 #include "support/program_listing.h"
 #include "ttgir_instrument.h"
+#include "ttgir_kernel.h"
 #include "ttgir_source.h"
+#include "ttgir_syntax.h"
 
 namespace simfa::ttgir {
 namespace {
@@ -613,6 +616,150 @@ TEST(TtgirErrors, UnbalancedRegionIsLocated) {
   EXPECT_NE(e.find("ttgir_unbalanced.ttgir:9:3: error: this '}' closes the region opened at 6:52"),
             std::string::npos)
       << e;
+}
+
+// Found fuzzing (docs/reliability.md): each was a crash (an escaped std::out_of_range, a 32 GB
+// allocation, a stack overflow) before it was a located error.
+TEST(TtgirErrors, HostileCountsAndNestingAreLocated) {
+  auto parse_error = [](const std::string& text) {
+    return error_of([&] {
+      MlirDocument doc;
+      doc.file = "k.ttgir";
+      doc.text = text;
+      parse_mlir(doc);
+    });
+  };
+  EXPECT_EQ(parse_error("%a:99999999999999999999 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:99999999999999999999: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%a:-1 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:-1: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%a:0 = arith.constant 1 : i32\n"),
+            "k.ttgir:1:4: error: %a:0: a result group holds 1 to 1024 values");
+  EXPECT_EQ(parse_error("%b = arith.addi %a#3000000000, %a : i32\n"),
+            "k.ttgir:1:20: error: result index #3000000000 is too large");
+  std::string deep;
+  for (int k = 0; k < 100000; ++k) deep += "x.y {\n";
+  EXPECT_EQ(parse_error(deep), "k.ttgir:65:5: error: regions nested more than 64 deep");
+}
+
+// fuzz_ttgir's finding (docs/reliability.md): the lowering read past an op's operands and wrote
+// through a result slot it did not have.
+TEST(TtgirErrors, ScalarOpsTakeTheirOperandsAndGiveOneResult) {
+  auto compile_error = [](const std::string& body) {
+    return error_of([&] {
+      MlirDocument doc;
+      doc.file = "k.ttgir";
+      doc.text = "module {\n  tt.func @k() {\n" + body + "    tt.return\n  }\n}\n";
+      parse_mlir(doc);
+      KernelProgram kernel(doc, CostRules{});
+    });
+  };
+  const std::string a = "    %a = arith.constant 1 : i32\n";
+  EXPECT_EQ(compile_error(a + "    %b = arith.addi +a#9, %a : i32\n"),
+            "k.ttgir:4:10: error: 'arith.addi' takes 2 operand(s), here 1");
+  EXPECT_EQ(compile_error(a + "    arith.addi %a, %a : i32\n"),
+            "k.ttgir:4:5: error: 'arith.addi' gives one result, here 0");
+  EXPECT_EQ(compile_error("    arith.constant 1 : i32\n"),
+            "k.ttgir:3:5: error: 'arith.constant' gives one result, here 0");
+}
+
+// UBSan's reports in the lowering (docs/reliability.md): -2^63 / -1, shifts by a negative amount,
+// an i64 memdesc index times the view's stride.
+TEST(TtgirErrors, ScalarArithmeticStaysDefined) {
+  Harness h;
+  const std::string corpus = kSrc + "/tests/fuzz/corpus/ttgir/";
+  auto error = [&](const std::string& file, const std::string& args = "") {
+    return error_of([&] {
+      h.make({{"file", str(corpus + file)}, {"grid", str("4")}, {"args", str(args)}});
+    });
+  };
+  for (const char* op : {"divsi", "remsi", "ceildivsi", "floordivsi"}) {
+    const std::string e = error(std::string("regression-") + op + "-int64-min-by-minus-one.ttgir");
+    EXPECT_NE(e.find(":5:10: error: signed division overflows: -2^63 / -1 (CTA 0)"),
+              std::string::npos)
+        << e;
+  }
+  for (const char* op : {"shli", "shrsi", "shrui"})
+    EXPECT_EQ(error(std::string("regression-") + op + "-by-minus-one.ttgir"), "") << op;
+  const std::string e = error("regression-memdesc-index-int64-max.ttgir", gemm_args(256, 256, 512));
+  EXPECT_NE(
+      e.find(":57:13: error: memdesc index 9223372036854775807 puts the view outside 64 bits"),
+      std::string::npos)
+      << e;
+}
+
+// Found reviewing the warp_specialize reader (docs/reliability.md): a partition of 10^9 warps ran
+// out of memory, one of 2^32 - 1 wrapped its WarpGroup count to 0 and overflowed a heap buffer.
+TEST(TtgirErrors, PartitionWarpsStartsAndRegistersAreBounded) {
+  Harness h;
+  const std::string corpus = kSrc + "/tests/fuzz/corpus/ttgir/";
+  auto error = [&](const std::string& file) {
+    return error_of([&] {
+      h.make({{"file", str(corpus + file)},
+              {"grid", str("1")},
+              {"args", str("K=256;a_desc.shape=128x256;b_desc.shape=128x256")}});
+    });
+  };
+  std::string e = error("regression-partition-4294967295-warps.ttgir");
+  EXPECT_NE(e.find(":53:379: error: num_warps(4294967295): a partition has 1 to 64 warps"),
+            std::string::npos)
+      << e;
+  e = error("regression-warp-group-start-4294967295.ttgir");
+  EXPECT_NE(e.find(":33:12: error: warpGroupStartIds holds 4294967295, outside 0..64"),
+            std::string::npos)
+      << e;
+  e = error("regression-actual-registers-4294967295.ttgir");
+  EXPECT_NE(e.find(":33:12: error: actualRegisters holds 4294967295, outside setmaxnreg's 24..256"),
+            std::string::npos)
+      << e;
+}
+
+// UBSan's reports (docs/reliability.md): -INT64_MIN negated as an int64, and the product of a
+// memdesc's dimensions overflowing.
+TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
+  std::int64_t v = 0;
+  ASSERT_TRUE(parse_integer_literal("-9223372036854775808", v));
+  EXPECT_EQ(v, std::numeric_limits<std::int64_t>::min());
+  EXPECT_FALSE(parse_integer_literal("-9223372036854775809", v));
+  ASSERT_TRUE(parse_integer_literal("0xFFFFFFFFFFFFFFFF", v));
+  EXPECT_EQ(v, -1);
+  ASSERT_TRUE(parse_integer_literal("-42", v));
+  EXPECT_EQ(v, -42);
+
+  Harness h;
+  const std::string path =
+      kSrc + "/tests/fuzz/corpus/ttgir/regression-memdesc-shape-2-65-elements.ttgir";
+  const std::string e = error_of([&] {
+    h.make({{"file", str(path)}, {"grid", str("4")}, {"args", str(gemm_args(256, 256, 512))}});
+  });
+  EXPECT_NE(e.find(path + ":48:62: error: shape '3x4294967296x4294967296xi64': dimensions are 1 or "
+                          "more and hold at most 16777216 elements"),
+            std::string::npos)
+      << e;
+  // A descriptor stride of 2^63 - 1 elements overflowed times the element size.
+  const std::string stride = error_of([&] {
+    h.make({{"file", str(kDevice + "gemm_tma.ttgir")},
+            {"grid", str("4")},
+            {"args", str(gemm_args(256, 256, 512) + ";a_desc.strides=9223372036854775807x1")}});
+  });
+  EXPECT_NE(stride.find("a_desc.strides=9223372036854775807x1: TMA needs positive strides of a "
+                        "multiple of 16 bytes, below 2^40 bytes"),
+            std::string::npos)
+      << stride;
+}
+
+TEST(TtgirErrors, CtaIdOfTwoToTheThirtyTwoMinusOneIsRejected) {
+  const std::string trace =
+      R"json({"traceEvents": [{"name": "s", "ph": "X", "ts": 1, )json"
+      R"json("pid": "k Core0 CTA4294967295", "tid": "warp 0 (line 0)"}]})json";
+  EXPECT_EQ(error_of([&] { parse_proton_trace(trace, "t.json"); }),
+            "t.json:1:18: error: pid 'k Core0 CTA4294967295': CTA ids go up to 4294967294");
+}
+
+TEST(TtgirErrors, DeepJsonIsRejectedBeforeTheStackOverflows) {
+  const std::string deep = "{\"traceEvents\": [], \"x\": " + std::string(100000, '[');
+  EXPECT_EQ(error_of([&] { parse_proton_trace(deep, "t.json"); }),
+            "t.json:1:90: error: JSON nested more than 64 deep");
 }
 
 TEST(TtgirErrors, TraceOfOtherArgumentsOrAnotherKernel) {

@@ -299,6 +299,33 @@ TEST(Extends, CycleNamesTheChain) {
                      "cycle_a.toml -> " + kData + "cycle_b.toml -> " + kData + "cycle_a.toml"});
 }
 
+// Found reviewing the loader beside fuzz_manifest (docs/reliability.md): a header of 20000 dotted
+// keys overflowed the stack in fill_table, one of 100000 inside TOML++.
+TEST(Toml, KeyPathsTooDeepAreLocatedBeforeTomlPlusPlusReadsThem) {
+  const std::string corpus = SIMFA_SOURCE_DIR "/tests/fuzz/corpus/manifest/";
+  auto message = [](const std::string& path) {
+    try {
+      read_manifest(path, {});
+    } catch (const ManifestError& e) {
+      return e.messages.front();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(corpus + "regression-key-path-100-parts.toml"),
+            corpus +
+                "regression-key-path-100-parts.toml:4:2: error: a key path of more than 64 dotted "
+                "parts: tables nested more than 64 deep");
+  EXPECT_EQ(message(corpus + "regression-header-and-key-70-tables-deep.toml"),
+            corpus +
+                "regression-header-and-key-70-tables-deep.toml:5:49: error: tables nested "
+                "more than 64 deep");
+  // A --set value with such a key path is no TOML value: it stays the bare string.
+  std::string deep = "1\n[a";
+  for (int k = 0; k < 100000; ++k) deep += ".a";
+  const DocValue v = parse_value_text("k", deep + "]", SourceLocation{"--set"}, {});
+  EXPECT_EQ(v.kind, DocValue::Kind::kString);
+}
+
 // ---------------------------------------------------------------------------------------------
 // --set
 
