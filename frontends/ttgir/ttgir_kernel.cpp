@@ -351,7 +351,10 @@ class Compiler {
   }
 
   void compile_ops(const std::vector<Operation>& ops) {
+    const std::uint32_t outer = block_begin_;
+    block_begin_ = static_cast<std::uint32_t>(p_.nodes.size());
     for (const Operation& op : ops) compile(op);
+    block_begin_ = outer;
   }
 
   // A node whose results simfa does not compute; `cost` makes it a kCompute node whose tensor
@@ -782,6 +785,42 @@ class Compiler {
     if (rules_.triton_barriers) add(NodeKind::kCtaBarrier, op).site = kNone;
   }
 
+  // The barrier before an mbarrier wait, where the SASS has it: ptxas schedules the register
+  // arithmetic that precedes the wait after the barrier (and the try-wait), so the barrier meets
+  // right after the last op before it that touches memory or another WarpGroup. In attention it
+  // follows the QK^T wait and the softmax runs after it, in both WarpGroups at once
+  // (validation/h200/attention/ttgir/attn_fwd_*.sass.gz: BAR.SYNC right after the
+  // WARPGROUP.DEPBAR of the QK^T HGMMAs, the MUFU.EX2 after it).
+  void membar_before_wait(const Operation& op) {
+    if (!rules_.triton_barriers) return;
+    auto at = static_cast<std::uint32_t>(p_.nodes.size());
+    while (at > block_begin_ && floats_below_barrier(p_.nodes[at - 1], at - 1)) --at;
+    membar(op);
+    std::rotate(p_.nodes.begin() + at, p_.nodes.end() - 1, p_.nodes.end());
+    for (std::uint32_t k = at; k < p_.nodes.size(); ++k) p_.nodes[k].end = k + 1;
+  }
+
+  // Register-only work without regions: what ptxas may move below a CTA barrier. Shared-memory
+  // traffic and unknown ops stay above it.
+  static bool floats_below_barrier(const Node& n, std::uint32_t index) {
+    if (n.end != index + 1) return false;
+    switch (n.kind) {
+      case NodeKind::kConst:
+      case NodeKind::kBinary:
+      case NodeKind::kCmp:
+      case NodeKind::kSelect:
+      case NodeKind::kCast:
+      case NodeKind::kView:
+      case NodeKind::kOpaque:
+        return true;
+      case NodeKind::kCompute:
+        return n.sub != static_cast<std::uint8_t>(CostRow::kSmem) &&
+               n.sub != static_cast<std::uint8_t>(CostRow::kUnknown);
+      default:
+        return false;
+    }
+  }
+
   // The elements one thread combines in sequence along a reduction's axis: a WGMMA accumulator
   // spreads each row of N over 4 threads (N/4 each). 0: unknown layout, the lowering takes all
   // of the thread's elements.
@@ -859,7 +898,7 @@ class Compiler {
 
   // `%bar, %phase[, %pred] [deps %a, ...]`
   void compile_wait(const Operation& op) {
-    membar(op);
+    membar_before_wait(op);
     const OpView v(doc_, op);
     const TokenRange r = op.segments.front();
     std::vector<std::uint32_t> vals;
@@ -1058,6 +1097,7 @@ class Compiler {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> yield_targets_;
   std::vector<std::uint32_t> loops_;
   std::uint32_t partition_ = 0;
+  std::uint32_t block_begin_ = 0;  ///< the first node of the region being compiled
   std::uint64_t live_ = 0, peak_ = 0;
   std::unordered_set<std::uint32_t> products_;  ///< slots of tensor mulf results not yet fused
 };
