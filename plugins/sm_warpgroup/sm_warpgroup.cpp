@@ -100,6 +100,13 @@ constexpr PipeSpec kPipes[] = {
     {"dispatch_lanes", "dispatch_busy_cycles", 128, "instruction dispatch (every element)"}};
 
 void WarpGroupSm::describe(Schema& schema) {
+  schema.string("pipe_sharing")
+      .def("fifo")
+      .choices({"fifo", "fair"})
+      .doc("how WarpGroups share a compute pipe: fifo serves each compute BUBBLE's elements after "
+           "the work issued before it; fair shares the pipe equally among the BUBBLEs using it, "
+           "as warps interleave their instructions, so BUBBLEs issued together end together "
+           "(docs/core-model.md)");
   for (const PipeSpec& p : kPipes) {
     schema.real(p.lanes_key)
         .def(p.lanes)
@@ -132,6 +139,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
           context.gpu.max_warpgroups_per_sm, kMaxWarpGroupSlots, "max_warpgroups_per_sm"))),
       smem_per_sm_(context.gpu.smem_per_sm_bytes),
       regs_per_sm_(context.gpu.regs_per_sm),
+      fair_pipes_(context.params.string("pipe_sharing") == "fair"),
       ctas_(static_cast<std::size_t>(max_ctas_)),
       warpgroups_(max_warpgroups_),
       issued_(context.stats.counter("issued_instructions", "instructions", kIssuedDoc)),
@@ -327,6 +335,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
   const Instruction& in = w.code[w.pc];
   issued_.add();
   issued_by_op_[static_cast<std::size_t>(in.op)]->add();
+  close_bubble(w);
   Cycle ready = now + 1;
   switch (in.op) {
     case Opcode::kTmaLoad:
@@ -370,10 +379,11 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       }
       break;
     case Opcode::kBubble: {
-      const Cycle end = in.is_compute() ? compute_end(cta.program->work[in.y], in.x, now)
+      const Cycle end = in.is_compute() ? compute_end(slot, cta.program->work[in.y], in.x, now)
                                         : now + std::max<Cycle>(in.x, 1);
       bubble_cycles_.add(end - now);
-      span(w, "bubble", now, end);
+      // The span is drawn when it is over: a fair pipe may still lengthen it.
+      w.bubble_since = now;
       ready = end;
       break;
     }
@@ -385,18 +395,78 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
   w.ready_at = ready;
 }
 
-Cycle WarpGroupSm::compute_end(const ComputeWork& work, Cycle latency, Cycle now) {
+Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycle latency,
+                               Cycle now) {
   const std::uint64_t elements[kPipeCount] = {work.fp32, work.alu, work.sfu,
                                               work.fp32 + work.alu + work.sfu};
   Cycle end = now + std::max<Cycle>(latency, 1);
+  warpgroups_[slot].compute_floor = end;
   for (int p = 0; p < kPipeCount; ++p) {
     if (elements[p] == 0) continue;
     const auto cycles = static_cast<Cycle>(std::ceil(static_cast<double>(elements[p]) / lanes_[p]));
-    pipe_free_[p] = std::max(pipe_free_[p], now) + cycles;
     pipe_busy_[p]->add(cycles);
-    end = std::max(end, pipe_free_[p]);
+    if (!fair_pipes_) {
+      pipe_free_[p] = std::max(pipe_free_[p], now) + cycles;
+      end = std::max(end, pipe_free_[p]);
+      continue;
+    }
+    std::vector<PipeShare>& shares = shares_[p];
+    advance_pipe(p, now);
+    shares.push_back({slot, static_cast<double>(cycles), 0});
+    share_finish_times(p);
+    for (const PipeShare& s : shares) {
+      if (s.slot == slot) {
+        end = std::max(end, s.finish);
+        continue;
+      }
+      // Another WarpGroup's BUBBLE on this pipe now shares it: it ends later.
+      WarpGroup& other = warpgroups_[s.slot];
+      if (s.finish > other.ready_at) {
+        bubble_cycles_.add(s.finish - other.ready_at);
+        other.ready_at = s.finish;
+      }
+    }
   }
   return end;
+}
+
+void WarpGroupSm::advance_pipe(int p, Cycle now) {
+  // Equal shares: each of the n BUBBLEs on the pipe gets 1/n of it until the one with the least
+  // work left is done.
+  std::vector<PipeShare>& shares = shares_[p];
+  double t = static_cast<double>(pipe_clock_[p]);
+  const auto until = static_cast<double>(now);
+  while (!shares.empty() && t < until) {
+    double least = shares.front().remaining;
+    for (const PipeShare& s : shares) least = std::min(least, s.remaining);
+    const auto n = static_cast<double>(shares.size());
+    const double served = std::min(least, (until - t) / n);
+    for (PipeShare& s : shares) s.remaining -= served;
+    t += served * n;
+    std::erase_if(shares, [](const PipeShare& s) { return s.remaining <= kShareEpsilon; });
+  }
+  // A BUBBLE whose end has come is over, whatever rounding left of it.
+  std::erase_if(shares, [&](const PipeShare& s) { return warpgroups_[s.slot].ready_at <= now; });
+  pipe_clock_[p] = now;
+}
+
+void WarpGroupSm::share_finish_times(int p) {
+  std::vector<PipeShare>& shares = shares_[p];
+  std::sort(shares.begin(), shares.end(), [](const PipeShare& a, const PipeShare& b) {
+    return a.remaining != b.remaining ? a.remaining < b.remaining : a.slot < b.slot;
+  });
+  double t = static_cast<double>(pipe_clock_[p]), done = 0;
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    t += (shares[i].remaining - done) * static_cast<double>(shares.size() - i);
+    done = shares[i].remaining;
+    shares[i].finish = static_cast<Cycle>(std::ceil(t - kShareEpsilon));
+  }
+}
+
+void WarpGroupSm::close_bubble(WarpGroup& w) {
+  if (w.bubble_since == kNever) return;
+  span(w, "bubble", w.bubble_since, w.ready_at);
+  w.bubble_since = kNever;
 }
 
 void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
@@ -598,8 +668,10 @@ void WarpGroupSm::finish(Cycle end) {
   // A run that stops with WarpGroups still blocked (deadlock, watchdog) counts their stall up
   // to `end`, the first cycle not simulated.
   for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
-    const WarpGroup& w = warpgroups_[std::countr_zero(m)];
+    WarpGroup& w = warpgroups_[std::countr_zero(m)];
     if (w.wgmma_in_flight > 0) span(w, "wgmma_flight", w.wgmma_since, end);
+    if (w.bubble_since != kNever) span(w, "bubble", w.bubble_since, std::min(w.ready_at, end));
+    w.bubble_since = kNever;
     if (w.wait == kNotWaiting || end <= w.blocked_since) continue;
     stall_[w.wait]->add(end - w.blocked_since);
     span(w, kWaitSpan[w.wait], w.blocked_since, end);

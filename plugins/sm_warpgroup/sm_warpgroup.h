@@ -94,7 +94,18 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     // Timeline only: WGMMAs issued and not complete, and since when some have been.
     std::uint32_t wgmma_in_flight = 0;
     Cycle wgmma_since = 0;
+    Cycle bubble_since = kNever;  ///< timeline: the BUBBLE whose span is not drawn yet
+    Cycle compute_floor = 0;      ///< its compute BUBBLE's end by latency alone
   };
+
+  /// A compute BUBBLE's work on a fair pipe: pipe cycles left at the whole pipe's rate, and when
+  /// it ends if no other BUBBLE joins.
+  struct PipeShare {
+    std::uint32_t slot = 0;
+    double remaining = 0;
+    Cycle finish = 0;
+  };
+  static constexpr double kShareEpsilon = 1e-6;
 
   // TmaClient / TensorCoreClient: the engines' completions.
   void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override;
@@ -117,20 +128,29 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void request(Cycle at);
   std::string waiting_for(const WarpGroup& w) const;
   void span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const;
-  /// When a compute BUBBLE issued at `now` ends: each pipe serves its elements after the work
-  /// issued before it, and the WarpGroup is busy for at least `latency`.
-  Cycle compute_end(const ComputeWork& work, Cycle latency, Cycle now);
+  /// When `slot`'s compute BUBBLE issued at `now` ends: each pipe serves its elements after the
+  /// work issued before it (fifo) or beside it in equal shares (fair, which may lengthen the
+  /// other WarpGroups' BUBBLEs), and the WarpGroup is busy for at least `latency`.
+  Cycle compute_end(std::uint32_t slot, const ComputeWork& work, Cycle latency, Cycle now);
+  /// Serves pipe `p`'s fair shares up to `now`, dropping the BUBBLEs that are done.
+  void advance_pipe(int p, Cycle now);
+  /// Each share's finish cycle if no other BUBBLE joins pipe `p`.
+  void share_finish_times(int p);
+  void close_bubble(WarpGroup& w);
 
   const int sm_;
   const int max_ctas_;
   const std::uint32_t max_warpgroups_;
   const std::int64_t smem_per_sm_;
   const std::int64_t regs_per_sm_;
+  const bool fair_pipes_;  ///< pipe_sharing = "fair"
 
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
   std::array<double, kPipeCount> lanes_{};
-  std::array<Cycle, kPipeCount> pipe_free_{};
+  std::array<Cycle, kPipeCount> pipe_free_{};                  ///< fifo
+  std::array<std::vector<PipeShare>, kPipeCount> shares_;      ///< fair: the BUBBLEs on it
+  std::array<Cycle, kPipeCount> pipe_clock_{};                 ///< fair: served up to
   std::array<Counter*, kPipeCount> pipe_busy_{};
 
   WarpSchedulerPolicy* scheduler_ = nullptr;

@@ -473,6 +473,39 @@ TEST(SmWarpGroup, ComputeBubblesShareTheSmPipes) {
   EXPECT_EQ(stat(r, "bubble_cycles"), 64u + 100u + 127u);
 }
 
+// The same programs with pipe_sharing = "fair": BUBBLEs on one pipe share it equally, as warps
+// interleave their instructions. At cycle 1 WG0 has 63 SFU cycles left and WG1 brings 64: both
+// at half rate, WG0 is done at 1 + 2 x 63 = 127 and WG1 one cycle later (FP32: 31 and 32;
+// dispatch: 47 and 48). WG0's BUBBLE, issued to end at 64, now ends at 127; its latency-bound
+// phase runs [127, 227). The pipes are reserved for as many cycles as with fifo.
+TEST(SmWarpGroup, FairPipesShareAmongTheBubblesUsingThem) {
+  HarnessConfig config;
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
+  CtaBuilder cta(0);
+  cta.warpgroup().compute(0, {2048, 0, 1024}).compute(100, {0, 64, 0}).exit();
+  cta.warpgroup().compute(0, {2048, 0, 1024}).exit();
+  const RunResult r = run_both(config, workload_of({cta.program()}));
+  EXPECT_EQ(r.spans_of(0, 0, "bubble"),
+            (std::vector<Span>{{0, 0, 0, "bubble", 0, 127}, {0, 0, 0, "bubble", 127, 227}}));
+  EXPECT_EQ(r.spans_of(0, 1, "bubble"), (std::vector<Span>{{0, 0, 1, "bubble", 1, 128}}));
+  EXPECT_EQ(stat(r, "sfu_pipe_busy_cycles"), 128u);
+  EXPECT_EQ(stat(r, "dispatch_busy_cycles"), 49u);
+  EXPECT_EQ(stat(r, "bubble_cycles"), 127u + 100u + 127u);
+}
+
+// A short BUBBLE beside a long one is done after twice its own work, not after the long one.
+TEST(SmWarpGroup, FairPipesFinishAShortBubbleFirst) {
+  HarnessConfig config;
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
+  CtaBuilder cta(0);
+  cta.warpgroup().compute(0, {0, 0, 1600}).exit();  // 100 SFU cycles
+  cta.warpgroup().compute(0, {0, 0, 160}).exit();   // 10, issued at 1
+  const RunResult r = run_both(config, workload_of({cta.program()}));
+  // WG1 at half rate from 1: 1 + 2 x 10 = 21. WG0 served 1 + 10 by then: 89 left, alone: 110.
+  EXPECT_EQ(r.spans_of(0, 1, "bubble"), (std::vector<Span>{{0, 0, 1, "bubble", 1, 21}}));
+  EXPECT_EQ(r.spans_of(0, 0, "bubble"), (std::vector<Span>{{0, 0, 0, "bubble", 0, 110}}));
+}
+
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   CtaBuilder cta(9);
@@ -533,6 +566,9 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
     config.tma_latency = below(50);
     config.tensor_core_depth = 1 + below(3);
     config.max_cycles = 3000;
+    if (round % 3 == 0)
+      config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
+          {{"pipe_sharing", std::string("fair")}});
     // Every other round leaves out the waits that only another WarpGroup can satisfy, so that
     // more runs complete.
     const bool open_waits = round % 2 == 0;
@@ -545,7 +581,7 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
         WarpGroupBuilder b = cta.warpgroup();
         for (std::uint32_t i = 0, len = below(25); i < len; ++i) {
           const auto s = static_cast<std::uint8_t>(below(stages));
-          switch (below(12)) {
+          switch (below(13)) {
             case 0:
               b.tma_load(0, {0, static_cast<std::int32_t>(below(64))}, s);
               break;
@@ -579,6 +615,9 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
             case 10:
               open_waits ? b.bar_wait(below(2)) : b.bubble(3);
               break;
+            case 11:
+              b.compute(below(20), {below(4096), below(2048), below(512)});
+              break;
             default:
               b.bubble(below(20));
               break;
@@ -600,7 +639,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   std::set<std::string> params;
   for (const auto& p : schema.params()) params.insert(p.name);
   EXPECT_EQ(params,
-            (std::set<std::string>{"fp32_lanes", "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
+            (std::set<std::string>{"pipe_sharing", "fp32_lanes", "alu_lanes", "sfu_lanes",
+                                   "dispatch_lanes"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);
