@@ -14,6 +14,8 @@
 #   ncu     ncu traffic and clock domains of GEMM points, a hot 8192^3 and a DRAM stream
 #   lrc     which reads of the same lines by several SMs the L2 request coalescer merges
 #           (lrc_merge.cu): timed cold and warm, then profiled by ncu cold and warm
+#   first   a CTA's first TMA loads against its later ones, cold, warm, after
+#           prefetch.tensormap, on 1, 16 and 132 CTAs (tma_first.cu)
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz.
 # Never changes clocks or any GPU setting: it only reads them (nvidia-smi queries, ncu with
 # --clock-control none).
@@ -72,7 +74,11 @@ B1=$!
 B2=$!
 ( $NV -o /tmp/lrc_merge "$HERE/lrc_merge.cu" -lcuda >"$R/build_lrc.txt" 2>&1 || echo "BUILD lrc_merge FAILED" ) &
 B3=$!
-wait $B1 $B2 $B3
+if has first; then
+  ( $NV -o /tmp/tma_first "$HERE/tma_first.cu" -lcuda >"$R/build_first.txt" 2>&1 || echo "BUILD tma_first FAILED" ) &
+  B4=$!
+fi
+wait $B1 $B2 $B3 ${B4:-}
 
 if has launch; then
   phase launch
@@ -170,6 +176,12 @@ if has lrc && [ -x /tmp/lrc_merge ]; then
     tail -2 "$R/ncu_lrc_${cc#*:}_log.txt"
     import_raw "lrc_${cc#*:}"
   done
+fi
+
+if has first && [ -x /tmp/tma_first ]; then
+  phase first
+  timeout 120 /tmp/tma_first "$R/tma_first.csv" || echo "tma_first rc=$?"
+  cat "$R/tma_first.csv"
 fi
 
 phase end

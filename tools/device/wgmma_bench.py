@@ -1,6 +1,8 @@
 """WGMMA microbenchmark of the H200's tensor core (simfa issue 10, item 1).
 
-Run on the device machine:  python3 tools/device/wgmma_bench.py OUTDIR
+Run on the device machine:  python3 tools/device/wgmma_bench.py OUTDIR [CASE,CASE...]
+
+CASE limits the run to some of the cases below (rate, latency, commit_wait, clock; default all).
 
 Generates OUTDIR/wgmma_bench.cu (one kernel per case, inline PTX), compiles it with nvcc for
 sm_90a, runs it and writes OUTDIR/wgmma_bench.csv. Cases:
@@ -37,8 +39,8 @@ KINDS = {  # name: (ptx type suffix, k, a from registers)
     "e4m3_rs": ("f32.e4m3.e4m3", 32, True),
 }
 TWO_ACC_KINDS = ["f16_ss", "f16_rs"]
-LAT_CHAIN = [1, 4]
-LAT_NS = [16, 64, 128, 256]
+LAT_CHAIN = [1, 2, 4]
+LAT_NS = [16, 32, 64, 128, 192, 256]
 ITERS = 512
 REPS = 5
 SMEM_BYTES = 48 * 1024  # A at 0 (64 rows of 128 B), B at 8 KiB (up to 256 rows of 128 B)
@@ -204,6 +206,16 @@ __global__ void {name}(int reps, long long* out) {{
 
 
 def cases():
+    out = all_cases()
+    if ONLY:
+        out = [c for c in out if c["case"] in ONLY]
+    return out
+
+
+ONLY = set()
+
+
+def all_cases():
     out = []
     for kind in KINDS:
         for n in NS:
@@ -297,6 +309,8 @@ int main() {
 
 def main():
     outdir = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] != "--generate-only":
+        ONLY.update(sys.argv[2].split(","))
     os.makedirs(outdir, exist_ok=True)
     cu = os.path.join(outdir, "wgmma_bench.cu")
     exe = os.path.join(outdir, "wgmma_bench")
