@@ -32,6 +32,10 @@ const char* const kIdleDoc = "cycles with a resident CTA in which nothing issued
 const char* const kTmaCompletedDoc =
     "bytes of TMA operations the engine reported complete (loads landed, stores sent)";
 
+const char* const kStoreDrainDoc =
+    "CTA-cycles from a CTA's last EXIT to the completion of its TMA stores, when it waits for "
+    "them (exit_waits_for_stores)";
+
 // "issued.tma_load" for TMA_LOAD.
 std::string issued_stat(Opcode op) {
   std::string name = opcode_name(op);
@@ -107,6 +111,11 @@ void WarpGroupSm::describe(Schema& schema) {
            "the work issued before it; fair shares the pipe equally among the BUBBLEs using it, "
            "as warps interleave their instructions, so BUBBLEs issued together end together "
            "(docs/core-model.md)");
+  schema.boolean("exit_waits_for_stores")
+      .def(false)
+      .doc("a CTA retires only once its TMA stores have completed, as kernels wait for their bulk "
+           "stores before they exit (Triton's async_tma_store_wait, CUTLASS's tma_store_wait); "
+           "false: it retires with its last EXIT and its stores finish on their own");
   for (const PipeSpec& p : kPipes) {
     schema.real(p.lanes_key)
         .def(p.lanes)
@@ -128,6 +137,7 @@ void WarpGroupSm::describe(Schema& schema) {
   schema.stat("active_cycles", StatKind::kCounter, "cycles", kActiveDoc);
   schema.stat("issue_idle_cycles", StatKind::kCounter, "cycles", kIdleDoc);
   schema.stat("tma_completed_bytes", StatKind::kCounter, "bytes", kTmaCompletedDoc);
+  schema.stat("store_drain_cycles", StatKind::kCounter, "cycles", kStoreDrainDoc);
   schema.stat("issue_utilization", StatKind::kFormula, "instructions/cycle",
               "issued_instructions / active_cycles");
 }
@@ -140,6 +150,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       smem_per_sm_(context.gpu.smem_per_sm_bytes),
       regs_per_sm_(context.gpu.regs_per_sm),
       fair_pipes_(context.params.string("pipe_sharing") == "fair"),
+      exit_waits_for_stores_(context.params.boolean("exit_waits_for_stores")),
       ctas_(static_cast<std::size_t>(max_ctas_)),
       warpgroups_(max_warpgroups_),
       issued_(context.stats.counter("issued_instructions", "instructions", kIssuedDoc)),
@@ -148,7 +159,8 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
       issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)),
       tma_completed_bytes_(
-          context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)) {
+          context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)),
+      store_drain_cycles_(context.stats.counter("store_drain_cycles", "cycles", kStoreDrainDoc)) {
   for (int p = 0; p < kPipeCount; ++p) {
     lanes_[p] = context.params.real(kPipes[p].lanes_key);
     pipe_busy_[p] = &context.stats.counter(
@@ -219,6 +231,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
   cta.smem_bytes = program->smem_bytes;
   cta.registers = registers_of(*program);
   cta.stages.resize(program->stage_count);
+  cta.pending_stores = 0;
   for (Stage& s : cta.stages) {
     s.pending_bytes = 0;
     s.full_phases = s.fills = s.empty_phases = s.releases = 0;
@@ -246,6 +259,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
     w.mb_waits.assign(program->stage_count, 0);
     w.groups.reset();
     w.wgmma_in_flight = 0;
+    w.bubble_since = kNever;
     resident_mask_ |= std::uint64_t{1} << slot;
     runnable_mask_ |= std::uint64_t{1} << slot;
   }
@@ -493,6 +507,7 @@ void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
     }
     s.pending_bytes += op.bytes;
   }
+  if (!mbarrier && exit_waits_for_stores_) ++ctas_[w.cta].pending_stores;
   span(w, "tma_issue", now, now + 1);
   tma_->issue(now, op);
 }
@@ -519,12 +534,20 @@ void WarpGroupSm::exit(std::uint32_t slot, Cycle now) {
   span(w, "exit", now, now + 1);
   Cta& cta = ctas_[w.cta];
   if (--cta.live_warpgroups > 0) return;
+  if (exit_waits_for_stores_ && cta.pending_stores > 0) {
+    cta.draining_since = now;
+    return;  // retires with its last store's completion
+  }
+  retire(w.cta, now);
+}
 
-  // The last WarpGroup left: the CTA's slot, WarpGroup slots, shared memory and registers free
-  // now, so a CTA the host places in this cycle's on_cta_exit issues from the next cycle on.
+void WarpGroupSm::retire(std::uint32_t cta_slot, Cycle now) {
+  // The CTA's slot, WarpGroup slots, shared memory and registers free now, so a CTA the host
+  // places in this cycle's on_cta_exit issues from the next cycle on.
+  Cta& cta = ctas_[cta_slot];
   for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
     const auto s = static_cast<std::uint32_t>(std::countr_zero(m));
-    if (warpgroups_[s].cta == w.cta) resident_mask_ &= ~(std::uint64_t{1} << s);
+    if (warpgroups_[s].cta == cta_slot) resident_mask_ &= ~(std::uint64_t{1} << s);
   }
   used_warpgroups_ -= static_cast<std::uint32_t>(cta.program->warpgroups.size());
   used_smem_ -= cta.smem_bytes;
@@ -578,10 +601,19 @@ void WarpGroupSm::request(Cycle at) {
 
 void WarpGroupSm::on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) {
   tma_completed_bytes_.add(bytes);
-  if (!(token & kTmaMbarrier)) return;
   const auto slot = static_cast<std::uint32_t>(token >> 16 & 0xffff);
   Cta& cta = ctas_[slot];
   if (!cta.program || (cta.serial & 0xffffffff) != token >> 32) return;
+  if (!(token & kTmaMbarrier)) {
+    if (!exit_waits_for_stores_ || --cta.pending_stores > 0 || cta.live_warpgroups > 0) return;
+    store_drain_cycles_.add(now - cta.draining_since);
+    retire(slot, now);
+    if (!in_step_) {  // a completion between issue phases: tell the host now
+      cta_retired_ = false;
+      host_->on_cta_exit(sm_, now);
+    }
+    return;
+  }
   Stage& s = cta.stages[token & 0xff];
   s.pending_bytes -= std::min<std::uint64_t>(bytes, s.pending_bytes);
   if (s.pending_bytes != 0) return;

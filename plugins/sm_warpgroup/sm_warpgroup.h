@@ -77,6 +77,8 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     std::int64_t registers = 0;
     std::vector<Stage> stages;
     std::array<Barrier, kNamedBarriers> barriers;
+    std::uint32_t pending_stores = 0;  ///< TMA stores issued, not complete (exit_waits_for_stores)
+    Cycle draining_since = 0;          ///< its last EXIT, while it waits for its stores
   };
 
   struct WarpGroup {
@@ -120,6 +122,8 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   bool arrive(Cta& cta, std::uint32_t id, Cycle now);
   void release(Cta& cta, Stage& stage, Cycle now);
   void exit(std::uint32_t slot, Cycle now);
+  /// Frees the CTA's slots, shared memory and registers; the host hears of it after the step.
+  void retire(std::uint32_t cta_slot, Cycle now);
 
   void block(std::uint32_t slot, Wait wait, Cycle since, WaitList& list, std::uint64_t key);
   void wake(std::uint32_t slot, Cycle now);
@@ -143,7 +147,8 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   const std::uint32_t max_warpgroups_;
   const std::int64_t smem_per_sm_;
   const std::int64_t regs_per_sm_;
-  const bool fair_pipes_;  ///< pipe_sharing = "fair"
+  const bool fair_pipes_;             ///< pipe_sharing = "fair"
+  const bool exit_waits_for_stores_;  ///< a CTA retires when its TMA stores have completed
 
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
@@ -192,6 +197,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   Counter& active_cycles_;
   Counter& issue_idle_cycles_;
   Counter& tma_completed_bytes_;
+  Counter& store_drain_cycles_;
 };
 
 }  // namespace simfa::sm_warpgroup

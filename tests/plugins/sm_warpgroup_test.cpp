@@ -506,6 +506,34 @@ TEST(SmWarpGroup, FairPipesFinishAShortBubbleFirst) {
   EXPECT_EQ(r.spans_of(0, 0, "bubble"), (std::vector<Span>{{0, 0, 0, "bubble", 0, 110}}));
 }
 
+// exit_waits_for_stores: a CTA retires when its TMA stores have completed, not at its EXIT.
+// One CTA slot, two CTAs of TMA_STORE; EXIT. CTA 0 stores at 0 (completes at 100) and exits at
+// 1, but its slot frees at 100, when the host places CTA 1: its store at 100 completes at 200.
+// Without the option the slots free at the EXITs (1 and 3) and the stores finish on their own.
+TEST(SmWarpGroup, ExitWaitsForTheCtasStores) {
+  auto programs = [] {
+    std::vector<CtaProgram> ctas;
+    for (std::uint64_t id = 0; id < 2; ++id) {
+      CtaBuilder cta(id);
+      cta.warpgroup().tma_store(0, {0, 0}).exit();
+      ctas.push_back(cta.program());
+    }
+    return workload_of(ctas);
+  };
+  HarnessConfig config;
+  config.gpu.max_ctas_per_sm = 1;
+  const RunResult plain = run_both(config, programs());
+  EXPECT_EQ(plain.exits, (std::vector<std::pair<int, Cycle>>{{0, 1}, {0, 3}}));
+
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"exit_waits_for_stores", true}});
+  const RunResult r = run_both(config, programs());
+  EXPECT_EQ(r.cta_exit(0), 1u);
+  EXPECT_EQ(r.exits, (std::vector<std::pair<int, Cycle>>{{0, 100}, {0, 200}}));
+  EXPECT_EQ(r.cta_exit(1), 101u);
+  EXPECT_EQ(stat(r, "store_drain_cycles"), 99u + 99u);
+  EXPECT_EQ(stat(r, "ctas_completed"), 2u);
+}
+
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   CtaBuilder cta(9);
@@ -568,7 +596,7 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
     config.max_cycles = 3000;
     if (round % 3 == 0)
       config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
-          {{"pipe_sharing", std::string("fair")}});
+          {{"pipe_sharing", std::string("fair")}, {"exit_waits_for_stores", round % 2 == 0}});
     // Every other round leaves out the waits that only another WarpGroup can satisfy, so that
     // more runs complete.
     const bool open_waits = round % 2 == 0;
@@ -639,8 +667,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   std::set<std::string> params;
   for (const auto& p : schema.params()) params.insert(p.name);
   EXPECT_EQ(params,
-            (std::set<std::string>{"pipe_sharing", "fp32_lanes", "alu_lanes", "sfu_lanes",
-                                   "dispatch_lanes"}));
+            (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores", "fp32_lanes",
+                                   "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);
