@@ -743,6 +743,38 @@ def build_tma_chase(ctx, fast):
                     "lower (validation/h200/README.md section 1b)."]
 
 
+def build_tma_box(ctx, fast):
+    """tma_first.csv's warm rows: one CTA, one 2D box of R rows (or one bulk copy of R x 128 B)
+    from the L2 at a time, by difference: (cycles(LOADS=6) - cycles(LOADS=0)) / 6 with
+    examples/microbench/tma_box_warm.trace (both runs load the box once more, untimed, first)."""
+    rows = read_csv(H200 / "tma_first.csv", required=("mode", "grid", "cycles_med"))
+    points = []
+    for row in rows:
+        mode = row.text("mode")
+        if not mode.startswith(("warm_rows_", "warm_bulk_")):
+            continue
+        size = int(mode.rsplit("_", 1)[1])
+        bulk = mode.startswith("warm_bulk_")
+        box_rows = size // 128 if bulk else size
+        if fast and box_rows not in (1, 128):
+            continue
+        base = f"ROWS={box_rows} BULK={int(bulk)}"
+        timed = Sim(trace_workload("tma_box_warm.trace", f"{base} LOADS=6"), TMA_BOX_MHZ, 0.01)
+        untimed = Sim(trace_workload("tma_box_warm.trace", f"{base} LOADS=0"), TMA_BOX_MHZ, 0.01)
+
+        def predict(s):
+            return (s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / 6, "kernel.cycles difference / 6"
+        label = f"{size} B" if bulk else f"{box_rows} x 128 B"
+        points.append(Point("bulk" if bulk else "box", label, row.where, TMA_BOX_MHZ,
+                            row.num("cycles_med"), (timed, untimed), predict))
+    return points, []
+
+
+# tma_first.csv's warm rows ran at 1920-1969 MHz (the first-load rows' sm_mhz; the sweep's own
+# launches record none)
+TMA_BOX_MHZ = 1950.0
+
+
 BW_FAST = {("tma_bulk_dram", "16384B", 8), ("tma_bulk_l2", "16384B", 8), ("tma_2d", "128x64", 8)}
 
 
@@ -965,12 +997,17 @@ SUITES = {s.name: s for s in [
           {"l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum, cold L2",
                                          fmt="{:.0f}")},
           build_lrc_merge),
+    Suite("tma_box", "one warm TMA box or bulk copy at a time against its size, validation/h200/"
+          "tma_first.csv (examples/microbench/tma_box_warm.trace)", ["tma_first.csv"],
+          {"box": Metric("cycles", "a 2D box of R rows x 128 B from the L2 (warm_rows_R)"),
+           "bulk": Metric("cycles", "a bulk copy of B bytes from the L2 (warm_bulk_B)")},
+          build_tma_box),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_bandwidth", "compute_micro", "lrc_merge"]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_bandwidth", "compute_micro", "lrc_merge"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------

@@ -15,7 +15,10 @@
 // `warm`: the same boxes again with no flush (all in the L2). Grids of 1, 16 and 132 CTAs.
 // Also: `prefetch`: the first box after `prefetch.tensormap` and a 4000-cycle spin.
 // Columns: mode, grid, box (0..LOADS-1), cycles median/min/max over the CTAs (of the median
-// launch of REPS), SM MHz from clock64 / %globaltimer.
+// launch of REPS), SM MHz from clock64 / %globaltimer. Then `warm_rows_R`: one CTA loading one
+// box of R rows x 64 columns (R x 128 B) from the L2 (a first untimed load puts it there), the
+// median, min and max of REPS x LOADS timed loads: the fixed cost of a 2D load and its per-line
+// rate; `warm_bulk_B`: the same with a bulk copy of B = R x 128 contiguous bytes.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -76,6 +79,47 @@ __global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetc
   }
 }
 
+// The latency of one warm box against its size: box r of `rows` rows x 64 columns, loaded once
+// untimed (into the L2) and then LOADS times timed, one at a time.
+__global__ void warm_box(const __grid_constant__ CUtensorMap map, uint32_t bytes, uint32_t* cyc) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) u64 bar_s;
+  if (threadIdx.x != 0) return;
+  uint32_t bar = smem_u32(&bar_s);
+  mbar_init(bar, 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  for (int i = 0; i <= LOADS; i++) {
+    const long long c0 = clock64();
+    mbar_expect_tx(bar, bytes);
+    tma2d_g2s(smem_u32(smem), &map, 0, 0, bar);
+    mbar_wait(bar, (uint32_t)(i & 1));
+    const long long c1 = clock64();
+    if (i > 0) cyc[i - 1] = (uint32_t)(c1 - c0);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+}
+
+// The same with a bulk copy of `bytes` contiguous bytes (no TensorMap).
+__global__ void warm_bulk(const uint16_t* src, uint32_t bytes, uint32_t* cyc) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) u64 bar_s;
+  if (threadIdx.x != 0) return;
+  uint32_t bar = smem_u32(&bar_s);
+  mbar_init(bar, 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  for (int i = 0; i <= LOADS; i++) {
+    const long long c0 = clock64();
+    mbar_expect_tx(bar, bytes);
+    bulk_g2s(smem_u32(smem), src, bytes, bar);
+    mbar_wait(bar, (uint32_t)(i & 1));
+    const long long c1 = clock64();
+    if (i > 0) cyc[i - 1] = (uint32_t)(c1 - c0);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: tma_first OUT.csv\n");
@@ -104,6 +148,8 @@ int main(int argc, char** argv) {
                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   const int smem = 16 * 1024 + 1024;
   CK(cudaFuncSetAttribute(first_loads, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CK(cudaFuncSetAttribute(warm_box, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
+  CK(cudaFuncSetAttribute(warm_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
   FILE* f = fopen(argv[1], "w");
   fprintf(f, "mode,grid,box,cycles_med,cycles_min,cycles_max,reps,sm_mhz\n");
   std::vector<uint32_t> h(132 * LOADS);
@@ -147,6 +193,37 @@ int main(int argc, char** argv) {
     measure("cold", grid, true, 0, REPS);
     measure("warm", grid, false, 0, REPS);
     measure("prefetch", grid, true, 1, REPS);
+  }
+  // warm boxes of 1 to 256 rows (128 B each), one CTA: the fixed cost and the per-line rate
+  for (uint32_t rows : {1u, 8u, 32u, 64u, 128u, 256u}) {
+    CUtensorMap m;
+    cuuint32_t b[2] = {64, rows};
+    CKD(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, gdim, gstride, b, estr,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    std::vector<double> all;
+    for (int r = 0; r < REPS; r++) {
+      warm_box<<<1, 32, 33 * 1024>>>(m, rows * 128, dcyc);
+      CKL();
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(h.data(), dcyc, LOADS * 4, cudaMemcpyDeviceToHost));
+      for (int i = 0; i < LOADS; i++) all.push_back(h[i]);
+    }
+    std::sort(all.begin(), all.end());
+    fprintf(f, "warm_rows_%u,1,all,%.0f,%.0f,%.0f,%d,\n", rows, all[all.size() / 2], all.front(),
+            all.back(), REPS);
+    all.clear();
+    for (int r = 0; r < REPS; r++) {
+      warm_bulk<<<1, 32, 33 * 1024>>>(a, rows * 128, dcyc);
+      CKL();
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(h.data(), dcyc, LOADS * 4, cudaMemcpyDeviceToHost));
+      for (int i = 0; i < LOADS; i++) all.push_back(h[i]);
+    }
+    std::sort(all.begin(), all.end());
+    fprintf(f, "warm_bulk_%u,1,all,%.0f,%.0f,%.0f,%d,\n", rows * 128, all[all.size() / 2],
+            all.front(), all.back(), REPS);
   }
   fclose(f);
   printf("wrote %s\n", argv[1]);
