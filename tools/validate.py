@@ -21,8 +21,8 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   gemm_ncu       gemm_ncu.csv -> the static route -> DRAM read bytes, L2 read sectors
   analytical_ncu gemm_ncu.csv (+ gemm_ncu_cliff.csv), attention/ncu_attention_raw.csv -> `simfa analyze`
                  (the analytical model, milliseconds a point) -> DRAM read bytes
-  attention_cudnn attention/attention_suite.csv (impl cudnn) -> the `fa3:` route with cuDNN's
-                 tile -> CUDA-event time
+  attention_cudnn attention/attention_suite.csv (impl cudnn) -> the `fa3:` route, kernel=cudnn
+                 -> CUDA-event time
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
   tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
@@ -909,8 +909,11 @@ CUDNN_MAX_SPREAD = 1.25
 # cuDNN's tile (the kernel name's 64x128xD: 64 query rows per consumer WarpGroup, two consumers,
 # 128 keys a step) and its K/V ring: ncu (ncu_attention_raw.csv) gives 232448 bytes of dynamic
 # shared memory for D = 128, (128 + 2 x 3 x 128) x 128 x 2 = 229376 with 3 KiB of barriers, so
-# 3 stages (D = 64: 134144 = 114688 + a 16 KiB O tile + 3 KiB).
-CUDNN_TILE = {"block_m": 128, "block_n": 128, "stages": 3}
+# 3 stages (D = 64: 134144 = 114688 + a 16 KiB O tile + 3 KiB). `kernel=cudnn` sets them, with the
+# rest of the kernel (the persistent grid, the softmax on the SM's pipes, the mask's work:
+# docs/workloads.md); the steps below count 128 x 128 tiles.
+CUDNN_TILE = {"block_m": 128, "block_n": 128}
+CUDNN_KERNEL = {"kernel": "cudnn"}
 
 
 def cudnn_steps(z, hq, n, causal):
@@ -922,8 +925,8 @@ def cudnn_steps(z, hq, n, causal):
 def cudnn_sim(row, clock, extra=""):
     """The `fa3:` route on one cuDNN row at its SM clock."""
     z, hq, hkv, n, d, causal = (row.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal"))
-    keys = dict(batch=z, heads=hq, kv_heads=hkv, seqlen=n, head_dim=d,
-                causal="true" if causal else "false", **CUDNN_TILE)
+    keys = dict(**CUDNN_KERNEL, batch=z, heads=hq, kv_heads=hkv, seqlen=n, head_dim=d,
+                causal="true" if causal else "false")
     spec = "fa3:" + ",".join(f"{k}={v}" for k, v in keys.items()) + extra
     return Sim(spec, clock, CUDNN_SECONDS_PER_STEP * cudnn_steps(z, hq, n, causal))
 
