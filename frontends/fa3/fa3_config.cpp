@@ -18,6 +18,8 @@ constexpr Model kModels[] = {{"llama3-8b", 32, 8}, {"llama3-70b", 64, 8}, {"llam
 // Coordinates are 32-bit: sequence lengths up to 2^30 keep every tile origin inside int32.
 constexpr double kMaxSeqlen = 1 << 30;
 constexpr double kMaxCount = 65535;
+// Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
+constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
 
 const char* scheduler_name(Fa3Scheduler s) {
   return s == Fa3Scheduler::kNone ? "none" : s == Fa3Scheduler::kStatic ? "static" : "dynamic";
@@ -209,8 +211,8 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // ncu: cuDNN launches 132 CTAs of 384 threads on the H200's 132 SMs (ncu_attention_raw.csv).
   s.grid = params.integer("ctas") > 0 ? params.integer("ctas") : gpu.sm_count;
   const std::string& softmax = params.string("softmax");
-  s.softmax = softmax == "pipes" || (softmax == "auto" && cudnn) ? Fa3Softmax::kPipes
-                                                                 : Fa3Softmax::kBubble;
+  s.softmax =
+      softmax == "pipes" || (softmax == "auto" && cudnn) ? Fa3Softmax::kPipes : Fa3Softmax::kBubble;
   s.intra_wg_overlap = params.boolean("intra_wg_overlap");
   s.pingpong = params.boolean("pingpong");
   // The causal mask of one score: the column index against the row's limit (ISETP) and the
@@ -231,6 +233,22 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
                               std::to_string(s.head_dim) + ") need " + kib(kernel.smem_bytes()) +
                               " of shared memory; gpu.smem_per_sm is " +
                               kib(gpu.smem_per_sm_bytes));
+  if (kernel.persistent()) {
+    // Every persistent CTA is resident from the start, so the programs of all tiles are in
+    // memory at once: per KV step each consumer's WGMMAs and about 10 other instructions, and
+    // the producer's 4.
+    const std::uint64_t per_step =
+        kernel.consumers() * (kernel.qk_wgmmas() + kernel.pv_wgmmas() + 10) + 4;
+    const std::uint64_t instructions = kernel.kv_steps() * per_step;
+    if (instructions > kMaxPersistentInstructions)
+      params.fail("scheduler",
+                  "a persistent grid holds every tile's program at once: about " +
+                      std::to_string(instructions * sizeof(Instruction) >> 20) +
+                      " MiB of instructions for " + std::to_string(kernel.kv_steps()) +
+                      " KV steps, over the " +
+                      std::to_string(kMaxPersistentInstructions * sizeof(Instruction) >> 20) +
+                      " MiB limit; give scheduler = none (a CTA a tile: memory bounded)");
+  }
   return kernel;
 }
 

@@ -166,6 +166,12 @@ std::int64_t Fa3Kernel::n_block_max(std::int64_t m_block) const {
   return std::min(n_blocks_, ceil_div(std::max<std::int64_t>(0, keys), shape_.block_n));
 }
 
+std::uint64_t Fa3Kernel::kv_steps() const {
+  std::uint64_t steps = 0;
+  for (std::int64_t m = 0; m < m_blocks_; ++m) steps += static_cast<std::uint64_t>(n_block_max(m));
+  return steps * static_cast<std::uint64_t>(shape_.heads * shape_.batch);
+}
+
 std::uint64_t Fa3Kernel::ctas_attending_kv() const {
   // n_block_max(m) = 0 exactly when (m + 1) block_m + seqlen_k - seqlen_q <= 0.
   const std::int64_t blind =

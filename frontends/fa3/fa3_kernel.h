@@ -15,8 +15,8 @@ namespace simfa::fa3 {
 
 /// How work tiles (one Q tile of one head of one batch) reach CTAs.
 enum class Fa3Scheduler : std::uint8_t {
-  kNone,     ///< one CTA per work tile, in the tile order (the paper's model)
-  kStatic,   ///< persistent grid; CTA c takes tiles c, c + grid, ... (StaticPersistentTileScheduler)
+  kNone,    ///< one CTA per work tile, in the tile order (the paper's model)
+  kStatic,  ///< persistent grid; CTA c takes tiles c, c + grid, ... (StaticPersistentTileScheduler)
   kDynamic,  ///< persistent grid; each next tile to the CTA with the least work so far
 };
 
@@ -43,7 +43,7 @@ struct Fa3Shape {
   bool intra_wg_overlap = true;  ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
   bool pingpong = true;          ///< FA3's UseSchedulerBarrier, where FA3 uses it
   std::int64_t mask_ops = 0;     ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
-  double reduce_cycles_per_element = 10;  ///< row-max latency per element a thread combines
+  double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
 };
 
@@ -109,6 +109,8 @@ class Fa3Kernel {
   std::int64_t kv_head(std::int64_t head) const { return head / (shape_.heads / shape_.kv_heads); }
   /// KV tiles [0, n_block_max) the Q tile attends (FA3's BlockMN::get_n_block_min_max).
   std::int64_t n_block_max(std::int64_t m_block) const;
+  /// KV steps of the whole grid: n_block_max summed over the work tiles.
+  std::uint64_t kv_steps() const;
   /// CTAs whose Q tile attends at least one KV tile (n_block_max > 0): all but, under the causal
   /// mask, the first Q tiles of a seqlen_q beyond seqlen_k.
   std::uint64_t ctas_attending_kv() const;

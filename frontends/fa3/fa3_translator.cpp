@@ -275,11 +275,10 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   const EventRecord& end = events.back();
   if (!outstanding.empty())
     fail(end, "truncated: the consumer's events end with " + std::to_string(outstanding.size()) +
-                   " GEMM(s) never waited for (no WAIT_WG_0 after its last " + tile_text(end) +
-                   ")");
+                  " GEMM(s) never waited for (no WAIT_WG_0 after its last " + tile_text(end) + ")");
   if (k_waited || v_waited)
     fail(end, std::string("truncated: the consumer's events end after a ") +
-                   (k_waited ? "WAIT_K_START" : "WAIT_V_START") + " without its GEMM");
+                  (k_waited ? "WAIT_K_START" : "WAIT_V_START") + " without its GEMM");
   if (k_used != k_tiles_.size() || v_used != v_tiles_.size())
     fail(end, "consumer WarpGroup " + std::to_string(1 + c) + " multiplies " +
                   std::to_string(k_used - k_first) + " K and " + std::to_string(v_used - v_first) +

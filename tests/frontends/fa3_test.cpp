@@ -785,8 +785,7 @@ TEST(Fa3Config, ModelsDefaultsAndErrors) {
                "need 296 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
 }
 
-
-// ---- the cuDNN kernel: persistent grid, tile schedulers, the mask's work, softmax phases ----------
+// ---- the cuDNN kernel: persistent grid, tile schedulers, the mask's work, softmax phases ----
 
 std::map<std::string, std::string> params_of(const ProgramSource& source) {
   std::map<std::string, std::string> p;
@@ -806,9 +805,8 @@ std::vector<std::pair<std::int32_t, std::int32_t>> q_loads(const CtaProgram& p) 
 TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
   Harness h;
   h.gpu.sm_count = 132;
-  auto source = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
-                                   {"model", ParamValue{"llama3-8b"}},
-                                   {"seqlen", i64(4096)}});
+  auto source = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"model", ParamValue{"llama3-8b"}}, {"seqlen", i64(4096)}});
   // ncu: 132 CTAs of 3 WarpGroups; the kernel name's 64x128 tile per consumer; 3 stages.
   EXPECT_EQ(source->cta_count(), 132u);
   auto p = params_of(*source);
@@ -1002,8 +1000,34 @@ TEST(Fa3Cudnn, CausalDiagonalTilesPayTheMaskOnce) {
       }
   }
   EXPECT_EQ(tiles, 8u);
-  EXPECT_EQ(masks, 2u * 8);                   // each consumer, each tile
+  EXPECT_EQ(masks, 2u * 8);                                    // each consumer, each tile
   EXPECT_EQ(softmaxes, 2u * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8));  // each KV tile of each consumer
+}
+
+TEST(Fa3Cudnn, PersistentGridsTooLargeToHoldAreRefused) {
+  // 1 x 128 x 8 x 131072 x 128: 1024 Q tiles x 128 heads x 1024 KV tiles = 134M KV steps of about
+  // 56 instructions, far past 2 GiB; a CTA a tile is fine (programs are built one at a time).
+  Harness h;
+  h.gpu.sm_count = 132;
+  const Keys big = {{"kernel", ParamValue{"cudnn"}},
+                    {"model", ParamValue{"llama3-405b"}},
+                    {"seqlen", i64(131072)}};
+  try {
+    h.make<Fa3Source>(big);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a persistent grid holds every tile's program at once"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(h.make<Fa3Source>(with(big, {{"scheduler", ParamValue{"none"}}}))->cta_count(),
+            1024u * 128);
+  // The validation set's largest (1 x 64 x 8 x 16384 x 128: 1M KV steps, about 900 MiB) is held.
+  EXPECT_EQ(h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                               {"model", ParamValue{"llama3-70b"}},
+                               {"seqlen", i64(16384)}})
+                ->cta_count(),
+            132u);
 }
 
 TEST(Fa3Cudnn, EventLogsHoldOneTilePerCta) {
