@@ -113,8 +113,8 @@ void describe_fa3_keys(Schema& schema) {
       .range(-1, 64)
       .unit("ops/score")
       .doc(
-          "ALU ops per score of a KV tile the mask cuts (causal diagonal, seqlen_k's end); -1: "
-          "the kernel's (fa3 0, cudnn 2: ISETP + FSEL)");
+          "softmax pipes: ALU ops per score of a KV tile the mask cuts (causal diagonal, "
+          "seqlen_k's end); -1: the kernel's (fa3 0, cudnn 2: ISETP + FSEL)");
   schema.real("reduce_cycles_per_element")
       .def(10)
       .range(0, 1000)
