@@ -21,6 +21,8 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   gemm_ncu       gemm_ncu.csv -> the static route -> DRAM read bytes, L2 read sectors
   analytical_ncu gemm_ncu.csv (+ gemm_ncu_cliff.csv), attention/ncu_attention_raw.csv -> `simfa analyze`
                  (the analytical model, milliseconds a point) -> DRAM read bytes
+  attention_cudnn attention/attention_suite.csv (impl cudnn) -> the `fa3:` route, kernel=cudnn
+                 -> CUDA-event time
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
   tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
@@ -921,6 +923,77 @@ def build_attention_triton(ctx, fast):
     return points, notes
 
 
+# attention_cudnn --------------------------------------------------------------------------------
+
+# The cuDNN SDPA rows of attention_suite.csv through the `fa3:` route. Cheap points: GQA D = 128
+# non-causal and causal, and the D = 64 kernel (causal: its non-causal twin is a noisy point):
+# (Z, HQ, HKV, L, D, causal).
+CUDNN_FAST = {(1, 32, 8, 1024, 128, 0), (1, 32, 8, 1024, 128, 1), (4, 16, 16, 1024, 64, 1)}
+# Seconds of one simulation per (128-row Q tile x 128-key KV tile) step: about 2000 steps a
+# second on one core (Release, h200.toml, 1 x 32 x 8 x 1024 x 128: 2048 steps in 1.0 s).
+CUDNN_SECONDS_PER_STEP = 5e-4
+# The full suite leaves out the points estimated to simulate longer than this (the 16K-token
+# shapes, 4 to 9 minutes each); --max-cost lowers it further.
+CUDNN_MAX_SECONDS = 75.0
+# A point whose median CUDA-event time is more than this times its minimum did not run steadily
+# (the first L = 512 launches: 73.9 us median, 36.6 minimum); it is left out with a note.
+CUDNN_MAX_SPREAD = 1.25
+# cuDNN's tile (the kernel name's 64x128xD: 64 query rows per consumer WarpGroup, two consumers,
+# 128 keys a step) and its K/V ring: ncu (ncu_attention_raw.csv) gives 232448 bytes of dynamic
+# shared memory for D = 128, (128 + 2 x 3 x 128) x 128 x 2 = 229376 with 3 KiB of barriers, so
+# 3 stages (D = 64: 134144 = 114688 + a 16 KiB O tile + 3 KiB). `kernel=cudnn` sets them, with the
+# rest of the kernel (the persistent grid, the softmax on the SM's pipes, the mask's work:
+# docs/workloads.md); the steps below count 128 x 128 tiles.
+CUDNN_TILE = {"block_m": 128, "block_n": 128}
+CUDNN_KERNEL = {"kernel": "cudnn"}
+
+
+def cudnn_steps(z, hq, n, causal):
+    bm, bn = CUDNN_TILE["block_m"], CUDNN_TILE["block_n"]
+    steps = z * hq * cdiv(n, bm) * cdiv(n, bn)
+    return steps // 2 if causal else steps
+
+
+def cudnn_sim(row, clock, extra=""):
+    """The `fa3:` route on one cuDNN row at its SM clock."""
+    z, hq, hkv, n, d, causal = (row.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal"))
+    keys = dict(**CUDNN_KERNEL, batch=z, heads=hq, kv_heads=hkv, seqlen=n, head_dim=d,
+                causal="true" if causal else "false")
+    spec = "fa3:" + ",".join(f"{k}={v}" for k, v in keys.items()) + extra
+    return Sim(spec, clock, CUDNN_SECONDS_PER_STEP * cudnn_steps(z, hq, n, causal))
+
+
+def build_attention_cudnn(ctx, fast):
+    """cuDNN's Hopper flash forward kernel (attention_suite.csv, impl cudnn) through `fa3:`; the
+    prediction is kernel.event_us (span + gpu.launch_overhead_ns) against the CUDA-event median.
+    The event time also holds the Memset cuDNN launches before the kernel; it is not added to the
+    prediction (nothing measured isolates it), so it biases the smallest points low."""
+    rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
+                                required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "event_us",
+                                          "event_us_min", "nvml_sm_mhz_med", "kernel"))
+            if r.text("impl") == "cudnn" and not r.text("event_us").startswith("failed")]
+    points, notes = [], []
+    for r in rows:
+        key = tuple(r.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal"))
+        if fast and key not in CUDNN_FAST:
+            continue
+        label = "Z%d HQ%d HKV%d L%d D%d%s" % (*key[:5], " causal" if key[5] else "")
+        spread = r.num("event_us") / r.num("event_us_min")
+        if spread > CUDNN_MAX_SPREAD:
+            notes.append(f"{r.where}: {label} left out: median {r.num('event_us'):.1f} us is "
+                         f"{spread:.2f} x the minimum {r.num('event_us_min'):.1f} (not a steady launch)")
+            continue
+        clock = r.num("nvml_sm_mhz_med")
+        sim = cudnn_sim(r, clock)
+        if not fast and sim.cost > CUDNN_MAX_SECONDS:
+            notes.append(f"{r.where}: {label} not simulated (about {sim.cost:.0f} s, "
+                         f"{cudnn_steps(key[0], key[1], key[3], key[5])} tile steps)")
+            continue
+        points.append(Point("fa3_event", label, r.where, clock, r.num("event_us"), (sim,),
+                            kernel_event_time))
+    return points, notes
+
+
 # compute_micro ----------------------------------------------------------------------------------
 
 def build_compute_micro(ctx, fast):
@@ -981,6 +1054,12 @@ SUITES = {s.name: s for s in [
           {"static_event": Metric("us", "cold-L2 CUDA-event time (event_us)",
                                   "the static TTGIR route")},
           build_attention_triton),
+    Suite("attention_cudnn", "cuDNN's Hopper flash attention (sm90 flash_fprop_wgmma_f16 knob 7) of "
+          "validation/h200/attention/attention_suite.csv through `fa3:` (GQA and MHA, causal and not)",
+          ["attention/attention_suite.csv"],
+          {"fa3_event": Metric("us", "cold-L2 CUDA-event time, Memset included (event_us)",
+                               "the `fa3:` route")},
+          build_attention_cudnn),
     Suite("compute_micro", "register arithmetic on an accumulator tile, validation/h200/"
           "attention/softmax_micro.csv (static TTGIR route, one CTA)",
           ["attention/softmax_micro.csv"],

@@ -18,6 +18,16 @@ constexpr Model kModels[] = {{"llama3-8b", 32, 8}, {"llama3-70b", 64, 8}, {"llam
 // Coordinates are 32-bit: sequence lengths up to 2^30 keep every tile origin inside int32.
 constexpr double kMaxSeqlen = 1 << 30;
 constexpr double kMaxCount = 65535;
+// Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
+constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
+
+const char* scheduler_name(Fa3Scheduler s) {
+  return s == Fa3Scheduler::kNone ? "none" : s == Fa3Scheduler::kStatic ? "static" : "dynamic";
+}
+
+const char* softmax_name(Fa3Softmax s) {
+  return s == Fa3Softmax::kPipes ? "pipes" : "bubble";
+}
 
 std::string kib(std::int64_t bytes) {
   return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB"
@@ -57,11 +67,66 @@ void describe_fa3_keys(Schema& schema) {
   schema.integer("head_dim").def(128).range(16, 256).doc("head dimension, a multiple of 16");
   schema.integer("block_m").def(128).range(64, 192).doc(
       "Q rows per CTA: 64 per consumer WarpGroup (FA3's kBlockM)");
+  schema.string("kernel")
+      .def("fa3")
+      .choices({"fa3", "cudnn"})
+      .doc(
+          "the kernel the auto keys describe: fa3 (FA3 as the paper models it: a CTA per tile, "
+          "kBlockN 176, 2 stages, the softmax bubble) or cudnn (cuDNN's sm90 "
+          "flash_fprop_wgmma_f16 knob 7: persistent grid, 64x128 per consumer, 3 stages, the "
+          "softmax on the SM's pipes, the mask's work)");
   schema.integer("block_n").def(0).range(0, 256).doc(
-      "K/V rows per step, a multiple of 16; 0: FA3's kBlockN for head dim 128, 176 (128 when "
-      "causal)");
-  schema.integer("stages").def(2).range(1, 16).doc("slots of the K ring and of the V ring");
+      "K/V rows per step, a multiple of 16; 0: the kernel's (fa3: FA3's kBlockN for head dim "
+      "128, 176, 128 when causal; cudnn: 128)");
+  schema.integer("stages").def(0).range(0, 16).doc(
+      "slots of the K ring and of the V ring; 0: the kernel's (fa3 2, cudnn 3)");
   schema.boolean("causal").def(false).doc("causal mask, bottom-right aligned as FA3 applies it");
+  schema.string("scheduler")
+      .def("auto")
+      .choices({"auto", "none", "static", "dynamic"})
+      .doc(
+          "work tiles to CTAs: none (a CTA per tile), static (persistent, CTA c takes tiles c, "
+          "c + ctas, ...), dynamic (persistent, the next tile to the CTA with the least work); "
+          "auto: fa3 none, cudnn static (dynamic when causal, as FA3's schedulers)");
+  schema.integer("ctas")
+      .def(0)
+      .range(0, 1 << 20)
+      .unit("CTAs")
+      .doc("persistent CTAs (static, dynamic); 0: gpu.sm_count (one a SM)");
+  schema.string("softmax")
+      .def("auto")
+      .choices({"auto", "bubble", "pipes"})
+      .doc(
+          "bubble: one BUBBLE from the *_per_cycle throughputs (the paper's VI-B); pipes: "
+          "compute BUBBLEs on the SM's shared pipes (docs/workloads.md); auto: fa3 bubble, "
+          "cudnn pipes");
+  schema.boolean("intra_wg_overlap")
+      .def(true)
+      .doc("FA3's IntraWGOverlap: the softmax of S(n) runs while P(n+1) V is on the tensor core");
+  schema.boolean("pingpong")
+      .def(true)
+      .doc(
+          "FA3's inter-WarpGroup ping-pong: the consumers take turns on the tensor core through "
+          "named barriers (two or three consumers, head_dim <= 128)");
+  schema.integer("mask_ops")
+      .def(-1)
+      .range(-1, 64)
+      .unit("ops/score")
+      .doc(
+          "softmax pipes: ALU ops per score of a KV tile the mask cuts (causal diagonal, "
+          "seqlen_k's end); -1: the kernel's (fa3 0, cudnn 2: ISETP + FSEL)");
+  schema.real("reduce_cycles_per_element")
+      .def(10)
+      .range(0, 1000)
+      .unit("cycles")
+      .doc(
+          "softmax pipes: the row max's latency per score a thread combines "
+          "(docs/calibration.md §8)");
+  schema.integer("producer_issue_cycles")
+      .def(0)
+      .range(0, 1 << 20)
+      .unit("cycles")
+      .doc("BUBBLE after each of the producer's TMA loads (no microbenchmark isolates it: 0)");
   schema.integer("exp2_per_cycle")
       .def(16)
       .range(1, 1 << 20)
@@ -124,12 +189,37 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
     params.fail("block_m", "block_m = " + std::to_string(s.block_m) +
                                " is not a multiple of 64: each consumer WarpGroup owns 64 rows");
   s.causal = params.boolean("causal");
+  const bool cudnn = params.string("kernel") == "cudnn";
   // FA3's hopper/tile_size.h, head dim 128, 16-bit: kBlockN 176, or 128 under a causal mask.
-  s.block_n = params.integer("block_n") > 0 ? params.integer("block_n") : s.causal ? 128 : 176;
+  // cuDNN: the kernel name's 64x128xD tile (64 query rows a consumer, 128 keys a step).
+  const std::int64_t default_block_n = cudnn ? 128 : s.causal ? 128 : 176;
+  s.block_n = params.integer("block_n") > 0 ? params.integer("block_n") : default_block_n;
   if (s.block_n % kWgmmaK != 0)
     params.fail("block_n", "block_n = " + std::to_string(s.block_n) +
                                " is not a multiple of 16, the K of P V's WGMMAs");
-  s.stages = params.integer("stages");
+  // cuDNN's ring: ncu's 232448 bytes of dynamic shared memory at D = 128 are (128 + 2 x 3 x 128)
+  // x 128 x 2 = 229376 plus 3 KiB (validation/h200/attention/ncu_attention_raw.csv).
+  s.stages = params.integer("stages") > 0 ? params.integer("stages") : cudnn ? 3 : 2;
+
+  const std::string& scheduler = params.string("scheduler");
+  s.scheduler = scheduler == "none"      ? Fa3Scheduler::kNone
+                : scheduler == "static"  ? Fa3Scheduler::kStatic
+                : scheduler == "dynamic" ? Fa3Scheduler::kDynamic
+                : !cudnn                 ? Fa3Scheduler::kNone
+                : s.causal               ? Fa3Scheduler::kDynamic
+                                         : Fa3Scheduler::kStatic;
+  // ncu: cuDNN launches 132 CTAs of 384 threads on the H200's 132 SMs (ncu_attention_raw.csv).
+  s.grid = params.integer("ctas") > 0 ? params.integer("ctas") : gpu.sm_count;
+  const std::string& softmax = params.string("softmax");
+  s.softmax =
+      softmax == "pipes" || (softmax == "auto" && cudnn) ? Fa3Softmax::kPipes : Fa3Softmax::kBubble;
+  s.intra_wg_overlap = params.boolean("intra_wg_overlap");
+  s.pingpong = params.boolean("pingpong");
+  // The causal mask of one score: the column index against the row's limit (ISETP) and the
+  // select of -inf (FSEL), 64 a cycle each on the ALU (softmax_micro.csv's where(), §8).
+  s.mask_ops = params.integer("mask_ops") >= 0 ? params.integer("mask_ops") : cudnn ? 2 : 0;
+  s.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
+  s.producer_issue_cycles = params.integer("producer_issue_cycles");
 
   Fa3Throughputs u;
   u.exp2 = params.integer("exp2_per_cycle");
@@ -143,6 +233,22 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
                               std::to_string(s.head_dim) + ") need " + kib(kernel.smem_bytes()) +
                               " of shared memory; gpu.smem_per_sm is " +
                               kib(gpu.smem_per_sm_bytes));
+  if (kernel.persistent()) {
+    // Every persistent CTA is resident from the start, so the programs of all tiles are in
+    // memory at once: per KV step each consumer's WGMMAs and about 10 other instructions, and
+    // the producer's 4.
+    const std::uint64_t per_step =
+        kernel.consumers() * (kernel.qk_wgmmas() + kernel.pv_wgmmas() + 10) + 4;
+    const std::uint64_t instructions = kernel.kv_steps() * per_step;
+    if (instructions > kMaxPersistentInstructions)
+      params.fail("scheduler",
+                  "a persistent grid holds every tile's program at once: about " +
+                      std::to_string(instructions * sizeof(Instruction) >> 20) +
+                      " MiB of instructions for " + std::to_string(kernel.kv_steps()) +
+                      " KV steps, over the " +
+                      std::to_string(kMaxPersistentInstructions * sizeof(Instruction) >> 20) +
+                      " MiB limit; give scheduler = none (a CTA a tile: memory bounded)");
+  }
   return kernel;
 }
 
@@ -152,7 +258,14 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          ",kv_heads=" + std::to_string(s.kv_heads) + ",seqlen_q=" + std::to_string(s.seqlen_q) +
          ",seqlen_k=" + std::to_string(s.seqlen_k) + ",head_dim=" + std::to_string(s.head_dim) +
          ",block_m=" + std::to_string(s.block_m) + ",block_n=" + std::to_string(s.block_n) +
-         ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false");
+         ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false") +
+         (s.softmax == Fa3Softmax::kPipes ? ",softmax=pipes" : "") +
+         (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
+         (s.pingpong ? "" : ",pingpong=false") +
+         (s.mask_ops != 0 ? ",mask_ops=" + std::to_string(s.mask_ops) : "") +
+         (s.producer_issue_cycles != 0
+              ? ",producer_issue_cycles=" + std::to_string(s.producer_issue_cycles)
+              : "");
 }
 
 std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
@@ -170,10 +283,18 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"block_n", str(s.block_n)},
       {"stages", str(s.stages)},
       {"causal", s.causal ? "true" : "false"},
+      {"scheduler", scheduler_name(s.scheduler)},
+      {"ctas", str(s.grid)},
+      {"softmax", softmax_name(s.softmax)},
+      {"intra_wg_overlap", s.intra_wg_overlap ? "true" : "false"},
+      {"pingpong", s.pingpong ? "true" : "false"},
+      {"mask_ops", str(s.mask_ops)},
+      {"producer_issue_cycles", str(s.producer_issue_cycles)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},
       {"cvt_per_cycle", str(u.cvt)},
       {"grid", str(kernel.m_blocks()) + "x" + str(s.heads) + "x" + str(s.batch)},
+      {"tiles", std::to_string(kernel.tile_count())},
       {"cta_count", std::to_string(kernel.cta_count())},
       {"consumers", str(kernel.consumers())},
       {"softmax_bubble", str(kernel.softmax_bubble())},

@@ -26,10 +26,10 @@ bool find_event(std::string_view name, Fa3Event& event) {
   return false;
 }
 
-void generate_events(const Fa3Kernel& kernel, std::uint64_t cta, CtaEvents& out) {
+void generate_events(const Fa3Kernel& kernel, std::uint64_t index, CtaEvents& out) {
   out.resize(1 + kernel.consumers());
   for (auto& stream : out) stream.clear();
-  const Fa3Kernel::Tile tile = kernel.tile_of(cta);
+  const Fa3Kernel::Tile tile = kernel.tile_of(index);
   const std::int64_t n_max = kernel.n_block_max(tile.m_block);
   if (n_max == 0) return;  // FA3 skips the mainloop and stores zeros
   auto add = [](std::vector<EventRecord>& stream, Fa3Event event, std::int64_t tile_index) {
@@ -54,6 +54,18 @@ void generate_events(const Fa3Kernel& kernel, std::uint64_t cta, CtaEvents& out)
   // K and V mbarriers inside fwd_step: the others get their turn after it, when the data is in.
   for (std::uint32_t c = 0; c < kernel.consumers(); ++c) {
     std::vector<EventRecord>& e = out[1 + c];
+    if (!kernel.shape().intra_wg_overlap) {
+      // Without IntraWGOverlap: S of tile n, its softmax, then P V of the same tile.
+      for (std::int64_t n = n_max - 1; n >= 0; --n) {
+        add(e, Fa3Event::kWaitKStart, n);
+        add(e, Fa3Event::kGemmQkIssue, n);
+        add(e, Fa3Event::kWaitWg0, n);
+        add(e, Fa3Event::kWaitVStart, n);
+        add(e, Fa3Event::kGemmPvIssue, n);
+        add(e, Fa3Event::kWaitWg0, n);
+      }
+      continue;
+    }
     const bool waits = !kernel.scheduler_barrier() || c == 0;
     add(e, Fa3Event::kWaitKStart, n_max - 1);
     add(e, Fa3Event::kGemmQkIssue, n_max - 1);

@@ -44,10 +44,12 @@ struct EventRecord {
 /// [1 + c] consumer c.
 using CtaEvents = std::vector<std::vector<EventRecord>>;
 
-/// The events CTA `cta` records, as FA3's producer and consumer code issues them
+/// The events of work tile `tile_index` (Fa3Kernel::tile_of; CTA `tile_index`'s when each CTA
+/// computes one tile), as FA3's producer and consumer code issues them
 /// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, IntraWGOverlap): KV tiles from the last to the
-/// first; K before Q; then K of tile n with V of tile n + 1.
-void generate_events(const Fa3Kernel& kernel, std::uint64_t cta, CtaEvents& out);
+/// first; K before Q; then K of tile n with V of tile n + 1. Without intra_wg_overlap each
+/// consumer computes S of a tile, waits, then P V of the same tile.
+void generate_events(const Fa3Kernel& kernel, std::uint64_t tile_index, CtaEvents& out);
 
 /// The header line of the CSV event log.
 inline constexpr std::string_view kLogHeader = "cta,warp,timestamp,event,tile";

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
 
 namespace simfa::fa3 {
 
@@ -64,10 +68,75 @@ Fa3Kernel::Fa3Kernel(const Fa3Shape& shape, const Fa3Throughputs& throughputs)
                      ? 1
                      : std::int64_t{1} << std::bit_width(static_cast<std::uint64_t>(fit - 1))) *
                 (s.heads / s.kv_heads);
+
+  if (s.scheduler == Fa3Scheduler::kDynamic) {
+    // DynamicPersistentTileScheduler: CTA c starts on tile c; then an atomic counter hands the
+    // next tile to whichever CTA asks first, i.e. the one that finishes first. Modelled as list
+    // scheduling in the tile order: each next tile goes to the CTA with the least work so far
+    // (ties: the lower CTA), a tile's work being its KV tiles plus one for its Q load and
+    // epilogue.
+    const std::uint64_t tiles = tile_count();
+    const std::uint64_t ctas = cta_count();
+    std::vector<std::vector<std::uint64_t>> per_cta(ctas);
+    using Load = std::pair<std::int64_t, std::uint64_t>;  // (work so far, CTA)
+    std::priority_queue<Load, std::vector<Load>, std::greater<>> queue;
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      const std::int64_t work = n_block_max(tile_of(t).m_block) + 1;
+      if (t < ctas) {
+        per_cta[t].push_back(t);
+        queue.emplace(work, t);
+        continue;
+      }
+      const auto [load, cta] = queue.top();
+      queue.pop();
+      per_cta[cta].push_back(t);
+      queue.emplace(load + work, cta);
+    }
+    cta_begin_.reserve(ctas + 1);
+    cta_tiles_.reserve(tiles);
+    for (const auto& list : per_cta) {
+      cta_begin_.push_back(cta_tiles_.size());
+      cta_tiles_.insert(cta_tiles_.end(), list.begin(), list.end());
+    }
+    cta_begin_.push_back(cta_tiles_.size());
+  }
+}
+
+std::uint64_t Fa3Kernel::tile_count() const {
+  return static_cast<std::uint64_t>(m_blocks_ * shape_.heads * shape_.batch);
 }
 
 std::uint64_t Fa3Kernel::cta_count() const {
-  return static_cast<std::uint64_t>(m_blocks_ * shape_.heads * shape_.batch);
+  if (!persistent()) return tile_count();
+  return std::min(tile_count(), static_cast<std::uint64_t>(std::max<std::int64_t>(1, shape_.grid)));
+}
+
+void Fa3Kernel::tiles_of_cta(std::uint64_t cta, std::vector<std::uint64_t>& out) const {
+  out.clear();
+  switch (shape_.scheduler) {
+    case Fa3Scheduler::kNone:
+      out.push_back(cta);
+      break;
+    case Fa3Scheduler::kStatic:
+      // StaticPersistentTileScheduler: tile_idx = blockIdx.x, then += gridDim.x.
+      for (std::uint64_t t = cta; t < tile_count(); t += cta_count()) out.push_back(t);
+      break;
+    case Fa3Scheduler::kDynamic:
+      out.assign(cta_tiles_.begin() + static_cast<std::ptrdiff_t>(cta_begin_[cta]),
+                 cta_tiles_.begin() + static_cast<std::ptrdiff_t>(cta_begin_[cta + 1]));
+      break;
+  }
+}
+
+bool Fa3Kernel::masked(std::int64_t m_block, std::int64_t n_block, std::uint32_t c) const {
+  const Fa3Shape& s = shape_;
+  const std::int64_t last_key = (n_block + 1) * s.block_n - 1;
+  if (last_key >= s.seqlen_k) return true;  // the tile runs past seqlen_k
+  if (!s.causal) return false;
+  // Bottom-right aligned: query row i sees keys up to i + seqlen_k - seqlen_q; the consumer's
+  // first row sees the fewest.
+  const std::int64_t first_row = m_block * s.block_m + std::int64_t{c} * kRowsPerConsumer;
+  return last_key > first_row + s.seqlen_k - s.seqlen_q;
 }
 
 Fa3Kernel::Tile Fa3Kernel::tile_of(std::uint64_t cta) const {
@@ -95,6 +164,12 @@ std::int64_t Fa3Kernel::n_block_max(std::int64_t m_block) const {
   // Bottom-right aligned: query row i sees keys up to i + seqlen_k - seqlen_q.
   const std::int64_t keys = (m_block + 1) * shape_.block_m + shape_.seqlen_k - shape_.seqlen_q;
   return std::min(n_blocks_, ceil_div(std::max<std::int64_t>(0, keys), shape_.block_n));
+}
+
+std::uint64_t Fa3Kernel::kv_steps() const {
+  std::uint64_t steps = 0;
+  for (std::int64_t m = 0; m < m_blocks_; ++m) steps += static_cast<std::uint64_t>(n_block_max(m));
+  return steps * static_cast<std::uint64_t>(shape_.heads * shape_.batch);
 }
 
 std::uint64_t Fa3Kernel::ctas_attending_kv() const {
@@ -140,6 +215,53 @@ std::uint32_t Fa3Kernel::epilogue_bubble() const {
   const std::int64_t outputs = kRowsPerConsumer * shape_.head_dim;
   return static_cast<std::uint32_t>(ceil_div(outputs, throughputs_.fp32) +
                                     ceil_div(outputs, throughputs_.cvt));
+}
+
+// Softmax kPipes. Element counts per consumer (64 x block_n scores, 64 x head_dim of O), one op
+// per element as docs/ttgir.md §4's cost table counts them; the SM's pipes give the rates (FP32
+// 128, ALU 64, SFU 16 elements an SM cycle: validation/h200/attention/softmax_micro.csv,
+// docs/calibration.md §8) and the row max's latency is reduce_cycles_per_element x the block_n / 4
+// scores a thread combines in sequence (§8). FA3's softmax.hpp: the row max is reduced across the
+// row's 4 threads every step; the row sum stays per thread until the epilogue, so it pays no
+// reduction latency.
+std::vector<Fa3Kernel::Phase> Fa3Kernel::softmax_phases(bool is_masked) const {
+  const auto scores = static_cast<std::uint64_t>(kRowsPerConsumer * shape_.block_n);
+  const auto rows = static_cast<std::uint64_t>(kRowsPerConsumer);
+  std::vector<Phase> phases;
+  if (is_masked && shape_.mask_ops > 0) {
+    Phase mask;  // column index against the row's limit, then select -inf (ISETP + FSEL)
+    mask.work.alu = static_cast<std::uint64_t>(shape_.mask_ops) * scores;
+    phases.push_back(mask);
+  }
+  Phase max;  // FMNMX over the row, then two shuffles across its 4 threads
+  max.latency = static_cast<std::uint32_t>(
+      std::ceil(shape_.reduce_cycles_per_element * static_cast<double>(shape_.block_n) / 4));
+  max.work.alu = scores;
+  phases.push_back(max);
+  Phase exp;  // exp2(S x scale - max x scale): one FFMA and one MUFU.EX2 a score; the rescale
+              // factor exp2((max_old - max) x scale) one MUFU a row
+  exp.work.fp32 = scores + rows;
+  exp.work.sfu = scores + rows;
+  phases.push_back(exp);
+  Phase sum;  // the per-thread row sum (FADD) and P to FP16 (F2FP packs two)
+  sum.work.fp32 = scores;
+  sum.work.alu = scores / 2;
+  phases.push_back(sum);
+  return phases;
+}
+
+Fa3Kernel::Phase Fa3Kernel::rescale_phase() const {
+  Phase p;
+  p.work.fp32 = static_cast<std::uint64_t>(kRowsPerConsumer * shape_.head_dim);
+  return p;
+}
+
+Fa3Kernel::Phase Fa3Kernel::epilogue_phase() const {
+  Phase p;
+  const auto outputs = static_cast<std::uint64_t>(kRowsPerConsumer * shape_.head_dim);
+  p.work.fp32 = outputs;
+  p.work.alu = outputs / 2;
+  return p;
 }
 
 std::int64_t Fa3Kernel::smem_bytes() const {

@@ -7,10 +7,24 @@
 #include <cstdint>
 #include <vector>
 
+#include "simfa/program.h"
 #include "simfa/tensor_map.h"
 #include "simfa/types.h"
 
 namespace simfa::fa3 {
+
+/// How work tiles (one Q tile of one head of one batch) reach CTAs.
+enum class Fa3Scheduler : std::uint8_t {
+  kNone,    ///< one CTA per work tile, in the tile order (the paper's model)
+  kStatic,  ///< persistent grid; CTA c takes tiles c, c + grid, ... (StaticPersistentTileScheduler)
+  kDynamic,  ///< persistent grid; each next tile to the CTA with the least work so far
+};
+
+/// How the softmax of a tile is charged.
+enum class Fa3Softmax : std::uint8_t {
+  kBubble,  ///< one private BUBBLE from the throughputs (the paper's section VI-B)
+  kPipes,   ///< phases of compute BUBBLEs on the SM's shared pipes (docs/calibration.md §12)
+};
 
 struct Fa3Shape {
   std::int64_t batch = 1;
@@ -23,6 +37,14 @@ struct Fa3Shape {
   std::int64_t block_n = 176;  ///< K/V rows per pipeline step
   std::int64_t stages = 2;     ///< slots of the K ring and of the V ring
   bool causal = false;         ///< bottom-right aligned mask, as FA3 applies it
+  Fa3Scheduler scheduler = Fa3Scheduler::kNone;
+  std::int64_t grid = 0;  ///< persistent CTAs (scheduler kStatic / kDynamic); capped at the tiles
+  Fa3Softmax softmax = Fa3Softmax::kBubble;
+  bool intra_wg_overlap = true;  ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
+  bool pingpong = true;          ///< FA3's UseSchedulerBarrier, where FA3 uses it
+  std::int64_t mask_ops = 0;     ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
+  double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
+  std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's
@@ -65,19 +87,30 @@ class Fa3Kernel {
 
   std::int64_t m_blocks() const { return m_blocks_; }  ///< Q tiles per head
   std::int64_t n_blocks() const { return n_blocks_; }  ///< K/V tiles per KV head
+  /// Work tiles: m_blocks x heads x batch.
+  std::uint64_t tile_count() const;
+  /// CTAs launched: the tiles (scheduler kNone), else min(grid, tiles).
   std::uint64_t cta_count() const;
+  bool persistent() const { return shape_.scheduler != Fa3Scheduler::kNone; }
 
   struct Tile {
     std::int64_t m_block = 0;
     std::int64_t head = 0;
     std::int64_t batch = 0;
   };
-  /// The work tile CTA `cta` computes: FA3's persistent tile schedulers hand tiles out in this
-  /// order (docs/workloads.md).
-  Tile tile_of(std::uint64_t cta) const;
+  /// Work tile `index` in the order FA3's tile schedulers hand tiles out (docs/workloads.md); with
+  /// scheduler kNone it is CTA `index`'s tile.
+  Tile tile_of(std::uint64_t index) const;
+  /// The work tiles CTA `cta` computes, in order (indices for tile_of).
+  void tiles_of_cta(std::uint64_t cta, std::vector<std::uint64_t>& out) const;
+  /// Whether consumer `c`'s rows of Q tile `m_block` need the mask on KV tile `n_block`: some
+  /// key of it lies right of the causal diagonal, or past seqlen_k.
+  bool masked(std::int64_t m_block, std::int64_t n_block, std::uint32_t c) const;
   std::int64_t kv_head(std::int64_t head) const { return head / (shape_.heads / shape_.kv_heads); }
   /// KV tiles [0, n_block_max) the Q tile attends (FA3's BlockMN::get_n_block_min_max).
   std::int64_t n_block_max(std::int64_t m_block) const;
+  /// KV steps of the whole grid: n_block_max summed over the work tiles.
+  std::uint64_t kv_steps() const;
   /// CTAs whose Q tile attends at least one KV tile (n_block_max > 0): all but, under the causal
   /// mask, the first Q tiles of a seqlen_q beyond seqlen_k.
   std::uint64_t ctas_attending_kv() const;
@@ -85,8 +118,11 @@ class Fa3Kernel {
   /// Consumer WarpGroups: block_m / 64.
   std::uint32_t consumers() const { return consumers_; }
   /// Whether the consumers take turns on the tensor core through named barriers (FA3's
-  /// UseSchedulerBarrier: two or three consumers and head_dim <= 128 for 16-bit types).
-  bool scheduler_barrier() const { return consumers_ >= 2 && shape_.head_dim <= 128; }
+  /// UseSchedulerBarrier: two or three consumers and head_dim <= 128 for 16-bit types; the
+  /// `pingpong` key can turn it off).
+  bool scheduler_barrier() const {
+    return shape_.pingpong && consumers_ >= 2 && shape_.head_dim <= 128;
+  }
   /// Named barrier consumer `c` waits on for its turn; it arrives on the next one's.
   static std::uint32_t turn_barrier(std::uint32_t c) { return 1 + c; }
   std::uint32_t next_consumer(std::uint32_t c) const { return (c + 1) % consumers_; }
@@ -112,6 +148,19 @@ class Fa3Kernel {
   /// Epilogue of one consumer: O / rowsum (64 x head_dim FP32 multiplies) and FP32 -> FP16.
   std::uint32_t epilogue_bubble() const;
 
+  /// Softmax kPipes: the phases of one consumer's online softmax of a 64 x block_n tile after S
+  /// is complete, each a compute BUBBLE (docs/workloads.md): the mask (masked tiles only), the
+  /// row max, S x scale - max with exp2, the row sum with P to FP16.
+  struct Phase {
+    std::uint32_t latency = 0;
+    ComputeWork work;
+  };
+  std::vector<Phase> softmax_phases(bool masked) const;
+  /// O x scores_scale after P V (FA3's rescale_o), kPipes.
+  Phase rescale_phase() const;
+  /// O / rowsum and its conversion, kPipes.
+  Phase epilogue_phase() const;
+
   /// Q tile + stages x (K tile + V tile); O is staged in the mainloop's space (FA3's union of
   /// mainloop and epilogue shared storage).
   std::int64_t smem_bytes() const;
@@ -128,6 +177,9 @@ class Fa3Kernel {
   std::int64_t n_blocks_ = 0;
   std::uint32_t consumers_ = 0;
   std::int64_t l2_swizzle_ = 1;  ///< causal: (head, batch) pairs per L2 section
+  /// kDynamic: CTA c's tiles are cta_tiles_[cta_begin_[c] .. cta_begin_[c + 1]).
+  std::vector<std::uint64_t> cta_begin_;
+  std::vector<std::uint64_t> cta_tiles_;
 };
 
 }  // namespace simfa::fa3

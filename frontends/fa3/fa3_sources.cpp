@@ -36,8 +36,18 @@ Fa3Source::Fa3Source(const BuildContext& context)
 
 void Fa3Source::build(std::uint64_t index, CtaProgram& out) {
   check_index(index, cta_count());
-  generate_events(kernel_, index, events_);
-  translator_.translate(index, events_, out);
+  if (!kernel_.persistent()) {
+    generate_events(kernel_, index, events_);
+    translator_.translate(index, events_, out);
+    return;
+  }
+  kernel_.tiles_of_cta(index, tiles_);
+  translator_.begin(index, out);
+  for (std::size_t i = 0; i < tiles_.size(); ++i) {
+    generate_events(kernel_, tiles_[i], events_);
+    translator_.append(tiles_[i], events_, i + 1 == tiles_.size(), out);
+  }
+  translator_.finish(out);
 }
 
 std::vector<std::pair<std::string, std::string>> Fa3Source::parameters() const {
@@ -46,6 +56,19 @@ std::vector<std::pair<std::string, std::string>> Fa3Source::parameters() const {
 
 // ---- workload.fa3_events -----------------------------------------------------------------------
 
+namespace {
+
+/// An event log holds one work tile a CTA: the persistent schedulers have no log form.
+Fa3Kernel one_tile_per_cta(const Params& params, Fa3Kernel kernel) {
+  if (kernel.persistent())
+    params.fail("scheduler",
+                "an FA3 event log holds one work tile per CTA: give scheduler = none (kernel = "
+                "cudnn makes the grid persistent)");
+  return kernel;
+}
+
+}  // namespace
+
 void Fa3EventsSource::describe(Schema& schema) {
   schema.string("path").required().doc(
       "the event log (CSV, docs/workloads.md), from gen.fa3 or an instrumented FA3 kernel");
@@ -53,7 +76,7 @@ void Fa3EventsSource::describe(Schema& schema) {
 }
 
 Fa3EventsSource::Fa3EventsSource(const BuildContext& context)
-    : kernel_(read_fa3_kernel(context.params, context.gpu)),
+    : kernel_(one_tile_per_cta(context.params, read_fa3_kernel(context.params, context.gpu))),
       log_(read_log(context.params), context.params.string("path"), kernel_),
       translator_(kernel_, context.params.string("path")) {
   // Translating every CTA once reports a malformed log before the run starts.
@@ -81,7 +104,7 @@ void Fa3Generator::describe(Schema& schema) {
 }
 
 Fa3Generator::Fa3Generator(const BuildContext& context)
-    : kernel_(read_fa3_kernel(context.params, context.gpu)) {}
+    : kernel_(one_tile_per_cta(context.params, read_fa3_kernel(context.params, context.gpu))) {}
 
 void Fa3Generator::write(std::ostream& out) {
   write_event_log(kernel_,

@@ -37,6 +37,7 @@ class Fa3Source final : public ProgramSource {
   Fa3Kernel kernel_;
   Fa3EventTranslator translator_;
   CtaEvents events_;
+  std::vector<std::uint64_t> tiles_;  ///< the CTA's work tiles (persistent schedulers)
 };
 
 class Fa3EventsSource final : public ProgramSource {

@@ -38,8 +38,13 @@ std::uint32_t Fa3EventTranslator::push_coords(CtaProgram& out, std::int64_t row,
 }
 
 void Fa3EventTranslator::translate(std::uint64_t cta, const CtaEvents& events, CtaProgram& out) {
+  begin(cta, out);
+  append(cta, events, true, out);
+  finish(out);
+}
+
+void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
   cta_ = cta;
-  tile_ = kernel_.tile_of(cta);
   out.clear();
   out.cta_id = cta;
   out.smem_bytes = kernel_.smem_bytes();
@@ -47,23 +52,49 @@ void Fa3EventTranslator::translate(std::uint64_t cta, const CtaEvents& events, C
   out.consumers_per_stage = kernel_.consumers();
   out.warpgroups.resize(1 + kernel_.consumers());
   out.warpgroups[0].registers = kernel_.producer_registers_per_thread() * kThreadsPerWarpGroup;
-  producer(events[0], out.warpgroups[0].code, out);
-  for (std::uint32_t c = 0; c < kernel_.consumers(); ++c) {
+  for (std::uint32_t c = 0; c < kernel_.consumers(); ++c)
     out.warpgroups[1 + c].registers =
         kernel_.consumer_registers_per_thread() * kThreadsPerWarpGroup;
+  k_tiles_.clear();
+  v_tiles_.clear();
+  consumers_.assign(kernel_.consumers(), ConsumerState{});
+}
+
+void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& events, bool last,
+                                CtaProgram& out) {
+  tile_ = kernel_.tile_of(tile_index);
+  k_tile_begin_ = k_tiles_.size();
+  v_tile_begin_ = v_tiles_.size();
+  producer(events[0], out.warpgroups[0].code, out);
+  for (std::uint32_t c = 0; c < kernel_.consumers(); ++c) {
     if (events[1 + c].empty() && !events[0].empty())
       fail(events[0].front(), "consumer WarpGroup " + std::to_string(1 + c) +
                                   " records no events, while the producer loads Q, " +
-                                  std::to_string(k_tiles_.size()) + " K and " +
-                                  std::to_string(v_tiles_.size()) + " V tiles");
-    consumer(c, events[1 + c], out.warpgroups[1 + c].code, out);
+                                  std::to_string(k_tiles_.size() - k_tile_begin_) + " K and " +
+                                  std::to_string(v_tiles_.size() - v_tile_begin_) + " V tiles");
+    consumer(c, events[1 + c], last, out.warpgroups[1 + c].code, out);
   }
+}
+
+void Fa3EventTranslator::finish(CtaProgram& out) {
+  for (WarpGroupProgram& wg : out.warpgroups) wg.code.push_back(Instruction::exit());
+}
+
+void Fa3EventTranslator::issue_cost(std::vector<Instruction>& code) const {
+  if (kernel_.shape().producer_issue_cycles > 0)
+    code.push_back(
+        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().producer_issue_cycles)));
+}
+
+void Fa3EventTranslator::compute(const Fa3Kernel::Phase& phase, std::vector<Instruction>& code,
+                                 CtaProgram& out) const {
+  out.work.push_back(phase.work);
+  code.push_back(
+      Instruction::compute(phase.latency, static_cast<std::uint32_t>(out.work.size() - 1)));
 }
 
 void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
                                   std::vector<Instruction>& code, CtaProgram& out) {
-  k_tiles_.clear();
-  v_tiles_.clear();
   bool q_loaded = false;
   for (const EventRecord& r : events) {
     switch (r.event) {
@@ -79,6 +110,7 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
         code.push_back(Instruction::tma_load(
             kMapQ, push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_m, tile_.head),
             Fa3Kernel::q_stage()));
+        issue_cost(code);
         break;
       case Fa3Event::kTmaKIssue:
       case Fa3Event::kTmaVIssue: {
@@ -95,6 +127,7 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
                                   push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_n,
                                               kernel_.kv_head(tile_.head)),
                                   stage));
+        issue_cost(code);
         tiles.push_back(r.tile);
         break;
       }
@@ -104,37 +137,44 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
     }
   }
   if (!q_loaded && !events.empty()) fail(events.back(), "the producer never issues TMA_Q_ISSUE");
-  code.push_back(Instruction::exit());
 }
 
 void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord>& events,
-                                  std::vector<Instruction>& code, CtaProgram& out) {
+                                  bool last, std::vector<Instruction>& code, CtaProgram& out) {
   const std::uint32_t store =
       push_coords(out, tile_.m_block * kernel_.shape().block_m + std::int64_t{c} * kRowsPerConsumer,
                   tile_.head);
   if (events.empty()) {  // no KV tile to attend: FA3 writes zeros
     code.push_back(Instruction::tma_store(kMapO, store));
-    code.push_back(Instruction::exit());
     return;
   }
+  ConsumerState& state = consumers_[c];
   const bool barrier = kernel_.scheduler_barrier();
-  // mma_init: the first consumer's own arrival lets it take the first turn.
-  if (barrier && c == 0) code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
+  // mma_init, once a CTA: the first consumer's own arrival lets it take the first turn.
+  if (barrier && c == 0 && !state.started)
+    code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
+  state.started = true;
   code.push_back(Instruction::mb_wait(Fa3Kernel::q_stage()));
 
-  std::uint64_t k_used = 0, v_used = 0;  // GEMMs issued on K and V tiles
+  const bool pipes = kernel_.shape().softmax == Fa3Softmax::kPipes;
+  std::uint64_t& k_used = state.k_used;  // GEMMs issued on K and V loads
+  std::uint64_t& v_used = state.v_used;
+  std::uint32_t& gid = state.gid;
+  const std::uint64_t k_first = k_used, v_first = v_used;
   bool k_waited = false, v_waited = false;
   bool in_turn = false;
-  std::uint32_t gid = 0;
+  bool rescale = false;  // a softmax whose scale O still owes (kPipes: after P V's wait)
   std::vector<Gemm> outstanding;
   auto check_tile = [&](const EventRecord& r, bool k, std::uint64_t i) {
     const std::vector<std::uint32_t>& tiles = k ? k_tiles_ : v_tiles_;
+    const std::size_t first = k ? k_tile_begin_ : v_tile_begin_;
     if (i >= tiles.size())
       fail(r, tile_text(r) + " needs the producer's " + (k ? "K" : "V") + " load " +
-                  std::to_string(i + 1) + ", but it loads " + std::to_string(tiles.size()));
+                  std::to_string(i - first + 1) + ", but it loads " +
+                  std::to_string(tiles.size() - first));
     if (tiles[i] != r.tile)
       fail(r, tile_text(r) + " uses the producer's " + (k ? "K" : "V") + " load " +
-                  std::to_string(i + 1) + ", which is of tile " + std::to_string(tiles[i]));
+                  std::to_string(i - first + 1) + ", which is of tile " + std::to_string(tiles[i]));
   };
   auto gemm = [&](std::uint32_t count, std::int64_t n) {
     for (std::uint32_t i = 0; i < count; ++i)
@@ -195,17 +235,35 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
       case Fa3Event::kWaitWg0: {
         const std::size_t keep = r.event == Fa3Event::kWaitWg1 ? 1 : 0;
         code.push_back(Instruction::wgmma_wait(static_cast<std::uint32_t>(keep)));
-        bool softmax = false;
+        bool softmax = false, pv = false;
+        std::uint64_t k_index = 0;
         std::size_t retired = 0;
         for (; outstanding.size() - retired > keep; ++retired) {
           const Gemm& g = outstanding[retired];
           code.push_back(Instruction::release_stage(g.qk ? kernel_.k_stage(g.index)
                                                          : kernel_.v_stage(g.index)));
+          if (g.qk) k_index = g.index;
           softmax = softmax || g.qk;
+          pv = pv || !g.qk;
         }
         outstanding.erase(outstanding.begin(),
                           outstanding.begin() + static_cast<std::ptrdiff_t>(retired));
-        if (softmax) code.push_back(Instruction::bubble(kernel_.softmax_bubble()));
+        if (pipes && pv && rescale) {  // rescale_o, once P V of the next tile is in O
+          compute(kernel_.rescale_phase(), code, out);
+          rescale = false;
+        }
+        if (softmax && !pipes) {
+          code.push_back(Instruction::bubble(kernel_.softmax_bubble()));
+        } else if (softmax) {
+          const bool cut =
+              kernel_.masked(tile_.m_block, k_tiles_[static_cast<std::size_t>(k_index)], c);
+          for (const Fa3Kernel::Phase& phase : kernel_.softmax_phases(cut))
+            compute(phase, code, out);
+          // S's scale reaches O after the P V it overlaps (IntraWGOverlap); the first S of a tile
+          // has no O to rescale.
+          rescale = !outstanding.empty() || !kernel_.shape().intra_wg_overlap;
+          if (!kernel_.shape().intra_wg_overlap && k_index == k_first) rescale = false;
+        }
         break;
       }
       default:
@@ -214,22 +272,26 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
     }
   }
 
-  const EventRecord& last = events.back();
+  const EventRecord& end = events.back();
   if (!outstanding.empty())
-    fail(last, "truncated: the consumer's events end with " + std::to_string(outstanding.size()) +
-                   " GEMM(s) never waited for (no WAIT_WG_0 after its last " + tile_text(last) +
-                   ")");
+    fail(end, "truncated: the consumer's events end with " + std::to_string(outstanding.size()) +
+                  " GEMM(s) never waited for (no WAIT_WG_0 after its last " + tile_text(end) + ")");
   if (k_waited || v_waited)
-    fail(last, std::string("truncated: the consumer's events end after a ") +
-                   (k_waited ? "WAIT_K_START" : "WAIT_V_START") + " without its GEMM");
+    fail(end, std::string("truncated: the consumer's events end after a ") +
+                  (k_waited ? "WAIT_K_START" : "WAIT_V_START") + " without its GEMM");
   if (k_used != k_tiles_.size() || v_used != v_tiles_.size())
-    fail(last, "consumer WarpGroup " + std::to_string(1 + c) + " multiplies " +
-                   std::to_string(k_used) + " K and " + std::to_string(v_used) +
-                   " V tiles, but the producer loads " + std::to_string(k_tiles_.size()) + " and " +
-                   std::to_string(v_tiles_.size()) + ": the log is truncated");
-  code.push_back(Instruction::bubble(kernel_.epilogue_bubble()));
+    fail(end, "consumer WarpGroup " + std::to_string(1 + c) + " multiplies " +
+                  std::to_string(k_used - k_first) + " K and " + std::to_string(v_used - v_first) +
+                  " V tiles, but the producer loads " +
+                  std::to_string(k_tiles_.size() - k_tile_begin_) + " and " +
+                  std::to_string(v_tiles_.size() - v_tile_begin_) + ": the log is truncated");
+  // The Q slot is free once the tile's last S is done: the producer loads the next tile's Q.
+  if (!last) code.push_back(Instruction::release_stage(Fa3Kernel::q_stage()));
+  if (pipes)
+    compute(kernel_.epilogue_phase(), code, out);
+  else
+    code.push_back(Instruction::bubble(kernel_.epilogue_bubble()));
   code.push_back(Instruction::tma_store(kMapO, store));
-  code.push_back(Instruction::exit());
 }
 
 }  // namespace simfa::fa3

@@ -22,13 +22,31 @@ class Fa3EventTranslator {
   /// `file` names the log in error messages (the events' lines are its lines).
   Fa3EventTranslator(const Fa3Kernel& kernel, std::string file);
 
+  /// CTA `cta`'s program when it computes one work tile, the CTA's own (scheduler kNone).
   void translate(std::uint64_t cta, const CtaEvents& events, CtaProgram& out);
 
+  /// A persistent CTA, one work tile at a time: begin, then append each tile's events in the
+  /// CTA's order (`tile_index` for Fa3Kernel::tile_of), then finish. The K/V rings, the WGMMA
+  /// groups and the consumers' turns run on across tiles; the Q slot is released after a tile's
+  /// last S when another tile follows. One tile appended gives translate's program.
+  void begin(std::uint64_t cta, CtaProgram& out);
+  void append(std::uint64_t tile_index, const CtaEvents& events, bool last, CtaProgram& out);
+  void finish(CtaProgram& out);
+
  private:
+  struct ConsumerState {
+    std::uint64_t k_used = 0;  ///< GEMMs issued on K and V loads so far
+    std::uint64_t v_used = 0;
+    std::uint32_t gid = 0;
+    bool started = false;  ///< took part in the turns (its first arrival is behind it)
+  };
   void producer(const std::vector<EventRecord>& events, std::vector<Instruction>& code,
                 CtaProgram& out);
-  void consumer(std::uint32_t c, const std::vector<EventRecord>& events,
+  void consumer(std::uint32_t c, const std::vector<EventRecord>& events, bool last,
                 std::vector<Instruction>& code, CtaProgram& out);
+  void issue_cost(std::vector<Instruction>& code) const;
+  void compute(const Fa3Kernel::Phase& phase, std::vector<Instruction>& code,
+               CtaProgram& out) const;
   std::uint32_t push_coords(CtaProgram& out, std::int64_t row, std::int64_t head) const;
   [[noreturn]] void fail(const EventRecord& at, const std::string& message) const;
 
@@ -36,8 +54,11 @@ class Fa3EventTranslator {
   std::string file_;
   std::uint64_t cta_ = 0;
   Fa3Kernel::Tile tile_;
-  std::vector<std::uint32_t> k_tiles_;  ///< the producer's K loads, in order
+  std::vector<std::uint32_t> k_tiles_;  ///< the producer's K loads, in order, over the CTA's tiles
   std::vector<std::uint32_t> v_tiles_;
+  std::size_t k_tile_begin_ = 0;  ///< this tile's first K and V loads
+  std::size_t v_tile_begin_ = 0;
+  std::vector<ConsumerState> consumers_;
 };
 
 }  // namespace simfa::fa3

@@ -106,6 +106,17 @@ TEST(LlcTiling, Fa3CausalRectangularWithWideKvTiles) {
   expect_llc("fa3:heads=3,seqlen_q=300,seqlen_k=700,causal=true,block_n=176", 230400 + 2961408, 230400);
 }
 
+TEST(LlcTiling, Fa3CudnnPersistentGridLoadsTheSameTiles) {
+  // kernel = cudnn: 16 persistent CTAs (gpu.sm_count) take the tiles in turns; each tile loads
+  // what it loads with a CTA of its own, so the counts are Fa3Gqa's and Fa3Causal's (block_n 128
+  // both ways). The runs also prove the Q slot and the rings pass from tile to tile.
+  expect_llc("fa3:kernel=cudnn,heads=4,kv_heads=2,seqlen=256", 262144 + 1048576, 262144);
+  expect_llc("fa3:kernel=cudnn,heads=2,seqlen=1024,causal=true", 524288 + 4718592, 524288);
+  // 128 tiles on 16 CTAs, 8 a CTA: Q 16 heads x 1024 rows x 256 B = 4194304; K/V: each tile
+  // reads all 1024 rows of K and of V, 128 x 1024 x 256 x 2 = 67108864; O as Q.
+  expect_llc("fa3:kernel=cudnn,heads=16,kv_heads=4,seqlen=1024", 4194304 + 67108864, 4194304);
+}
+
 // ---- GEMM DRAM reads: compulsory footprint <= DRAM <= LLC ----------------------------------
 
 struct DramCase {

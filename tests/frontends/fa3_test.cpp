@@ -1,6 +1,7 @@
 // The fa3 frontends: the 988-cycle softmax bubble, the generator -> event log -> translator round
 // trip against a hand-written program, the event-log reader's errors with their lines, GQA head
-// mapping, causal tile counts and CTA order, and the bytes the tiling loads.
+// mapping, causal tile counts and CTA order, the bytes the tiling loads, and the cuDNN kernel's
+// persistent grid, tile schedulers, masked tiles and softmax phases.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -782,6 +783,277 @@ TEST(Fa3Config, ModelsDefaultsAndErrors) {
                "head_dim = 72 is not a multiple of 16");
   expect_error({{"heads", i64(8)}, {"seqlen", i64(64)}, {"stages", i64(3)}}, 4,
                "need 296 KiB of shared memory; gpu.smem_per_sm is 228 KiB", 228 * 1024);
+}
+
+// ---- the cuDNN kernel: persistent grid, tile schedulers, the mask's work, softmax phases ----
+
+std::map<std::string, std::string> params_of(const ProgramSource& source) {
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : source.parameters()) p[k] = v;
+  return p;
+}
+
+/// The Q tiles (row / 128) a CTA's producer loads, with their heads, in program order.
+std::vector<std::pair<std::int32_t, std::int32_t>> q_loads(const CtaProgram& p) {
+  std::vector<std::pair<std::int32_t, std::int32_t>> q;
+  for (const Instruction& i : p.warpgroups[0].code)
+    if (i.op == Opcode::kTmaLoad && i.map == kMapQ)
+      q.emplace_back(p.coords[i.x + 1] / 128, p.coords[i.x + 2]);
+  return q;
+}
+
+TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
+  Harness h;
+  h.gpu.sm_count = 132;
+  auto source = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"model", ParamValue{"llama3-8b"}}, {"seqlen", i64(4096)}});
+  // ncu: 132 CTAs of 3 WarpGroups; the kernel name's 64x128 tile per consumer; 3 stages.
+  EXPECT_EQ(source->cta_count(), 132u);
+  auto p = params_of(*source);
+  EXPECT_EQ(p["tiles"], std::to_string(32 * 32));
+  EXPECT_EQ(p["scheduler"], "static");
+  EXPECT_EQ(p["softmax"], "pipes");
+  EXPECT_EQ(p["block_n"], "128");
+  EXPECT_EQ(p["stages"], "3");
+  EXPECT_EQ(p["mask_ops"], "2");
+  // (128 + 2 x 3 x 128) x 128 x 2 = 229376 bytes: ncu's 232448 less 3 KiB of barriers.
+  EXPECT_EQ(p["smem_bytes"], "229376");
+  // Causal: FA3's dynamic scheduler. A tile grid smaller than the SMs launches one CTA a tile.
+  auto causal = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                   {"heads", i64(4)},
+                                   {"seqlen", i64(1024)},
+                                   {"causal", ParamValue{true}}});
+  EXPECT_EQ(params_of(*causal)["scheduler"], "dynamic");
+  EXPECT_EQ(causal->cta_count(), 32u);
+}
+
+TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
+  Harness h;
+  h.gpu.sm_count = 3;
+  // 2 heads x 8 Q tiles = 16 tiles on 3 CTAs: CTA c computes tiles c, c + 3, ... (5 or 6 of them)
+  // in FA3's order (Q tile fastest, then head).
+  auto source = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"heads", i64(2)}, {"seqlen", i64(1024)}});
+  ASSERT_EQ(source->cta_count(), 3u);
+  CtaProgram p;
+  for (std::uint64_t cta = 0; cta < 3; ++cta) {
+    source->build(cta, p);
+    std::vector<std::pair<std::int32_t, std::int32_t>> expected;
+    for (std::uint64_t t = cta; t < 16; t += 3)
+      expected.emplace_back(static_cast<std::int32_t>(t % 8), static_cast<std::int32_t>(t / 8));
+    EXPECT_EQ(q_loads(p), expected) << "CTA " << cta;
+    const auto tiles = static_cast<std::uint32_t>(expected.size());
+    EXPECT_EQ(count(p.warpgroups[0], Opcode::kTmaLoad, kMapK), 8 * tiles);
+    for (std::uint32_t c = 1; c <= 2; ++c) {
+      const WarpGroupProgram& wg = p.warpgroups[c];
+      // Each consumer waits for every Q, frees the Q slot after every tile but the last, stores
+      // O once a tile and exits once.
+      std::uint32_t q_waits = 0, q_releases = 0, arrivals_on_1 = 0;
+      for (const Instruction& i : wg.code) {
+        q_waits += i.op == Opcode::kMbWait && i.stage == Fa3Kernel::q_stage();
+        q_releases += i.op == Opcode::kReleaseStage && i.stage == Fa3Kernel::q_stage();
+        arrivals_on_1 += i.op == Opcode::kBarArrive && i.x == 1;
+      }
+      EXPECT_EQ(q_waits, tiles);
+      EXPECT_EQ(q_releases, tiles - 1);
+      EXPECT_EQ(count(wg, Opcode::kTmaStore, 0), tiles);
+      EXPECT_EQ(count(wg, Opcode::kExit, 0), 1u);
+      EXPECT_EQ(wg.code.back().op, Opcode::kExit);
+      // Turns: 7 a tile (the first S and the last P V are outside); consumer 1 hands each turn to
+      // consumer 2 on barrier 2, consumer 2 back on barrier 1, where consumer 1 also arrives once
+      // at the start (mma_init, once a CTA).
+      EXPECT_EQ(arrivals_on_1, c == 1 ? 1u : 7 * tiles);
+    }
+    // The K/V rings run on across tiles: the i-th K load of the CTA is in slot 1 + i % 3.
+    std::uint32_t k = 0;
+    for (const Instruction& i : p.warpgroups[0].code)
+      if (i.op == Opcode::kTmaLoad && i.map == kMapK) {
+        EXPECT_EQ(i.stage, 1 + k++ % 3);
+      }
+  }
+}
+
+TEST(Fa3Cudnn, OneTilePerCtaGivesThePapersPrograms) {
+  // A persistent grid at least as large as the tiles computes one tile a CTA: the program of the
+  // CTA that owns the tile, so the persistent path adds nothing to one tile.
+  Harness h;
+  h.gpu.sm_count = 1000;
+  for (const bool causal : {false, true}) {
+    const Keys keys = with(kSmall, {{"causal", ParamValue{causal}}});
+    auto plain = h.make<Fa3Source>(keys);
+    auto persistent = h.make<Fa3Source>(with(keys, {{"scheduler", ParamValue{"static"}}}));
+    ASSERT_EQ(plain->cta_count(), persistent->cta_count());
+    CtaProgram a, b;
+    for (std::uint64_t cta = 0; cta < plain->cta_count(); ++cta) {
+      plain->build(cta, a);
+      persistent->build(cta, b);
+      expect_same(a, b, plain->tensor_maps());
+    }
+  }
+}
+
+TEST(Fa3Cudnn, DynamicSchedulerBalancesCausalWork) {
+  // Causal 8 heads x 4096 tokens: 256 tiles of 1 .. 32 KV tiles, longest first. List scheduling
+  // gives every tile to exactly one CTA, and no CTA ends more than one tile's work (33: its 32 KV
+  // tiles plus one) after the least loaded.
+  Fa3Shape shape{1, 8, 8, 4096, 4096, 128, 128, 128, 3, true};
+  shape.scheduler = Fa3Scheduler::kDynamic;
+  shape.grid = 132;
+  const Fa3Kernel k(shape, Fa3Throughputs{});
+  ASSERT_EQ(k.cta_count(), 132u);
+  std::set<std::uint64_t> seen;
+  std::int64_t most = 0, least = 1 << 30;
+  std::vector<std::uint64_t> tiles;
+  for (std::uint64_t c = 0; c < k.cta_count(); ++c) {
+    k.tiles_of_cta(c, tiles);
+    ASSERT_FALSE(tiles.empty());
+    EXPECT_EQ(tiles.front(), c);  // get_initial_work: blockIdx.x
+    std::int64_t work = 0;
+    for (std::uint64_t t : tiles) {
+      EXPECT_TRUE(seen.insert(t).second) << "tile " << t << " twice";
+      work += k.n_block_max(k.tile_of(t).m_block) + 1;
+    }
+    most = std::max(most, work);
+    least = std::min(least, work);
+  }
+  EXPECT_EQ(seen.size(), k.tile_count());
+  EXPECT_LE(most - least, 33);
+  // Total: 8 heads x (1 + ... + 32) KV tiles + 256 tiles = 4480; 4480 / 132 = 33.9 a CTA.
+  EXPECT_GE(least, 1);
+  EXPECT_LE(most, 34 + 33);
+  // The static scheduler on the same tiles: CTA c gets tiles c and c + 132 (8 x 32 = 256 tiles).
+  shape.scheduler = Fa3Scheduler::kStatic;
+  const Fa3Kernel fixed(shape, Fa3Throughputs{});
+  fixed.tiles_of_cta(5, tiles);
+  EXPECT_EQ(tiles, (std::vector<std::uint64_t>{5, 137}));
+  fixed.tiles_of_cta(131, tiles);
+  EXPECT_EQ(tiles, (std::vector<std::uint64_t>{131}));
+}
+
+TEST(Fa3Cudnn, MaskedTilesAreTheDiagonalAndSeqlenEnd) {
+  // 128 x 128 tiles, seqlen_q = seqlen_k = 1024: consumer 0's rows 128 m .. 128 m + 63 see keys
+  // up to 128 m + 63 at the least, so KV tile m (keys 128 m .. 128 m + 127) is cut, m - 1 not;
+  // consumer 1's rows 128 m + 64 .. 128 m + 127 likewise. Non-causal: nothing, unless seqlen_k
+  // ends inside a tile.
+  const Fa3Kernel causal(Fa3Shape{1, 1, 1, 1024, 1024, 128, 128, 128, 3, true}, Fa3Throughputs{});
+  for (std::int64_t m = 0; m < 8; ++m)
+    for (std::int64_t n = 0; n <= m; ++n)
+      for (std::uint32_t c = 0; c < 2; ++c) EXPECT_EQ(causal.masked(m, n, c), n == m) << m << n;
+  const Fa3Kernel plain(Fa3Shape{1, 1, 1, 1024, 1000, 128, 128, 128, 3, false}, Fa3Throughputs{});
+  EXPECT_FALSE(plain.masked(3, 6, 0));
+  EXPECT_TRUE(plain.masked(3, 7, 0));  // keys 896 .. 1023 past seqlen_k 1000
+  // block_n 64 under a 128-row tile: consumer 0 of Q tile 1 (rows 128 .. 191) sees keys up to
+  // 128 at least: KV tile 2 (128 .. 191) is cut and tile 3 (192 .. 255) too; consumer 1 (rows
+  // 192 .. 255) only tile 3.
+  const Fa3Kernel narrow(Fa3Shape{1, 1, 1, 1024, 1024, 128, 128, 64, 3, true}, Fa3Throughputs{});
+  EXPECT_EQ(narrow.n_block_max(1), 4);
+  EXPECT_FALSE(narrow.masked(1, 1, 0));
+  EXPECT_TRUE(narrow.masked(1, 2, 0));
+  EXPECT_TRUE(narrow.masked(1, 3, 0));
+  EXPECT_FALSE(narrow.masked(1, 2, 1));
+  EXPECT_TRUE(narrow.masked(1, 3, 1));
+}
+
+TEST(Fa3Cudnn, SoftmaxPhasesCountTheOpsOfA64x128Tile) {
+  // Per consumer, 64 x 128 = 8192 scores and a 64 x 128 O (docs/workloads.md):
+  Fa3Shape shape{1, 1, 1, 1024, 1024, 128, 128, 128, 3, true};
+  shape.softmax = Fa3Softmax::kPipes;
+  shape.mask_ops = 2;
+  const Fa3Kernel k(shape, Fa3Throughputs{});
+  const auto plain = k.softmax_phases(false);
+  ASSERT_EQ(plain.size(), 3u);
+  // Row max: 8192 FMNMX on the ALU; its latency 10 cycles x the 32 scores a thread combines.
+  EXPECT_EQ(plain[0].latency, 320u);
+  EXPECT_EQ(plain[0].work, (ComputeWork{0, 8192, 0}));
+  // exp2(S x scale - max): 8192 FFMA and 8192 MUFU, plus one of each a row for the rescale factor.
+  EXPECT_EQ(plain[1].work, (ComputeWork{8192 + 64, 0, 8192 + 64}));
+  // Row sum (FADD) and P to FP16 (F2FP, two a conversion).
+  EXPECT_EQ(plain[2].work, (ComputeWork{8192, 4096, 0}));
+  // A diagonal tile: first the mask, 2 ALU ops a score.
+  const auto cut = k.softmax_phases(true);
+  ASSERT_EQ(cut.size(), 4u);
+  EXPECT_EQ(cut[0].work, (ComputeWork{0, 2 * 8192, 0}));
+  EXPECT_EQ(k.rescale_phase().work, (ComputeWork{8192, 0, 0}));
+  EXPECT_EQ(k.epilogue_phase().work, (ComputeWork{8192, 4096, 0}));
+}
+
+TEST(Fa3Cudnn, CausalDiagonalTilesPayTheMaskOnce) {
+  // kernel = cudnn, causal, 1 head x 1024 tokens: 8 tiles of 1 .. 8 KV tiles; each consumer
+  // masks exactly its diagonal KV tile, so one mask phase (16384 ALU elements) a tile.
+  Harness h;
+  h.gpu.sm_count = 2;
+  auto source = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                   {"heads", i64(1)},
+                                   {"seqlen", i64(1024)},
+                                   {"causal", ParamValue{true}}});
+  ASSERT_EQ(source->cta_count(), 2u);
+  CtaProgram p;
+  std::uint32_t masks = 0, softmaxes = 0, tiles = 0;
+  for (std::uint64_t cta = 0; cta < 2; ++cta) {
+    source->build(cta, p);
+    tiles += static_cast<std::uint32_t>(q_loads(p).size());
+    for (std::uint32_t c = 1; c <= 2; ++c)
+      for (const Instruction& i : p.warpgroups[c].code) {
+        if (!i.is_compute()) continue;
+        masks += p.work[i.y] == ComputeWork{0, 2 * 8192, 0};
+        softmaxes += p.work[i.y].sfu > 0;
+      }
+  }
+  EXPECT_EQ(tiles, 8u);
+  EXPECT_EQ(masks, 2u * 8);                                    // each consumer, each tile
+  EXPECT_EQ(softmaxes, 2u * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8));  // each KV tile of each consumer
+}
+
+TEST(Fa3Cudnn, PersistentGridsTooLargeToHoldAreRefused) {
+  // 1 x 128 x 8 x 131072 x 128: 1024 Q tiles x 128 heads x 1024 KV tiles = 134M KV steps of about
+  // 56 instructions, far past 2 GiB; a CTA a tile is fine (programs are built one at a time).
+  Harness h;
+  h.gpu.sm_count = 132;
+  const Keys big = {{"kernel", ParamValue{"cudnn"}},
+                    {"model", ParamValue{"llama3-405b"}},
+                    {"seqlen", i64(131072)}};
+  try {
+    h.make<Fa3Source>(big);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a persistent grid holds every tile's program at once"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(h.make<Fa3Source>(with(big, {{"scheduler", ParamValue{"none"}}}))->cta_count(),
+            1024u * 128);
+  // The validation set's largest (1 x 64 x 8 x 16384 x 128: 1M KV steps, about 900 MiB) is held.
+  EXPECT_EQ(h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                               {"model", ParamValue{"llama3-70b"}},
+                               {"seqlen", i64(16384)}})
+                ->cta_count(),
+            132u);
+}
+
+TEST(Fa3Cudnn, EventLogsHoldOneTilePerCta) {
+  Harness h;
+  try {
+    h.make<Fa3Generator>(with(kSmall, {{"kernel", ParamValue{"cudnn"}}}));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("an FA3 event log holds one work tile per CTA"),
+              std::string::npos)
+        << e.what();
+  }
+  // With scheduler = none the cuDNN kernel's log reads back to the direct path's programs.
+  const Keys keys = with(kSmall, {{"kernel", ParamValue{"cudnn"}},
+                                  {"scheduler", ParamValue{"none"}},
+                                  {"causal", ParamValue{true}}});
+  const std::string path = write_temp("cudnn_log.csv", generated_log(keys));
+  auto direct = h.make<Fa3Source>(keys);
+  auto read = h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
+  ASSERT_EQ(direct->cta_count(), read->cta_count());
+  CtaProgram a, b;
+  for (std::uint64_t cta = 0; cta < direct->cta_count(); ++cta) {
+    direct->build(cta, a);
+    read->build(cta, b);
+    expect_same(a, b, direct->tensor_maps());
+  }
 }
 
 }  // namespace
