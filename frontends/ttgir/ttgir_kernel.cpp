@@ -1032,8 +1032,8 @@ class Compiler {
     // PTX's setmaxnreg takes 24 to 256 registers; 2^32 - 1 was taken as it was.
     for (const std::int64_t r : registers)
       if (r < 24 || r > 256)
-        doc_.fail(op.pos, "actualRegisters holds " + std::to_string(r) +
-                              ", outside setmaxnreg's 24..256");
+        doc_.fail(op.pos,
+                  "actualRegisters holds " + std::to_string(r) + ", outside setmaxnreg's 24..256");
     for (const std::int64_t id : start_ids)
       if (id < 0 || id > kMaxWarps)
         doc_.fail(op.pos, "warpGroupStartIds holds " + std::to_string(id) + ", outside 0.." +

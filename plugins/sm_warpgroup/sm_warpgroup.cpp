@@ -107,15 +107,17 @@ void WarpGroupSm::describe(Schema& schema) {
   schema.string("pipe_sharing")
       .def("fifo")
       .choices({"fifo", "fair"})
-      .doc("how WarpGroups share a compute pipe: fifo serves each compute BUBBLE's elements after "
-           "the work issued before it; fair shares the pipe equally among the BUBBLEs using it, "
-           "as warps interleave their instructions, so BUBBLEs issued together end together "
-           "(docs/core-model.md)");
+      .doc(
+          "how WarpGroups share a compute pipe: fifo serves each compute BUBBLE's elements after "
+          "the work issued before it; fair shares the pipe equally among the BUBBLEs using it, "
+          "as warps interleave their instructions, so BUBBLEs issued together end together "
+          "(docs/core-model.md)");
   schema.boolean("exit_waits_for_stores")
       .def(false)
-      .doc("a CTA retires only once its TMA stores have completed, as kernels wait for their bulk "
-           "stores before they exit (Triton's async_tma_store_wait, CUTLASS's tma_store_wait); "
-           "false: it retires with its last EXIT and its stores finish on their own");
+      .doc(
+          "a CTA retires only once its TMA stores have completed, as kernels wait for their bulk "
+          "stores before they exit (Triton's async_tma_store_wait, CUTLASS's tma_store_wait); "
+          "false: it retires with its last EXIT and its stores finish on their own");
   for (const PipeSpec& p : kPipes) {
     schema.real(p.lanes_key)
         .def(p.lanes)
@@ -158,8 +160,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       ctas_completed_(context.stats.counter("ctas_completed", "CTAs", kCtasDoc)),
       active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
       issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)),
-      tma_completed_bytes_(
-          context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)),
+      tma_completed_bytes_(context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)),
       store_drain_cycles_(context.stats.counter("store_drain_cycles", "cycles", kStoreDrainDoc)) {
   for (int p = 0; p < kPipeCount; ++p) {
     lanes_[p] = context.params.real(kPipes[p].lanes_key);

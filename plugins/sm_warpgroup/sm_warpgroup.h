@@ -153,9 +153,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
   std::array<double, kPipeCount> lanes_{};
-  std::array<Cycle, kPipeCount> pipe_free_{};                  ///< fifo
-  std::array<std::vector<PipeShare>, kPipeCount> shares_;      ///< fair: the BUBBLEs on it
-  std::array<Cycle, kPipeCount> pipe_clock_{};                 ///< fair: served up to
+  std::array<Cycle, kPipeCount> pipe_free_{};              ///< fifo
+  std::array<std::vector<PipeShare>, kPipeCount> shares_;  ///< fair: the BUBBLEs on it
+  std::array<Cycle, kPipeCount> pipe_clock_{};             ///< fair: served up to
   std::array<Counter*, kPipeCount> pipe_busy_{};
 
   WarpSchedulerPolicy* scheduler_ = nullptr;

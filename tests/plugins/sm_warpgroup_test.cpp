@@ -49,13 +49,11 @@ TEST(SmWarpGroup, OneTileLoadMmaExit) {
   EXPECT_EQ(r.end, 167u);  // the last CTA retirement + 1
   // Work in flight is reported when it completes, before the wake-up it causes: the stage's
   // bytes from the TMA_LOAD's issue to their landing, the WGMMA from its issue to its completion.
-  const std::vector<Span> expected = {{0, 7, 0, "tma_issue", 0, 1},
-                                      {0, 7, 0, "tma_flight", 0, 100},
-                                      {0, 7, 0, "wait:mb", 1, 100},
-                                      {0, 7, 0, "wgmma", 101, 102},
-                                      {0, 7, 0, "wgmma_flight", 101, 165},
-                                      {0, 7, 0, "wait:wgmma", 102, 165},
-                                      {0, 7, 0, "exit", 166, 167}};
+  const std::vector<Span> expected = {
+      {0, 7, 0, "tma_issue", 0, 1},        {0, 7, 0, "tma_flight", 0, 100},
+      {0, 7, 0, "wait:mb", 1, 100},        {0, 7, 0, "wgmma", 101, 102},
+      {0, 7, 0, "wgmma_flight", 101, 165}, {0, 7, 0, "wait:wgmma", 102, 165},
+      {0, 7, 0, "exit", 166, 167}};
   EXPECT_EQ(r.spans, expected);
   EXPECT_EQ(stat(r, "issued_instructions"), 5u);
   EXPECT_EQ(stat(r, "issued.mb_wait"), 1u);
@@ -480,7 +478,8 @@ TEST(SmWarpGroup, ComputeBubblesShareTheSmPipes) {
 // phase runs [127, 227). The pipes are reserved for as many cycles as with fifo.
 TEST(SmWarpGroup, FairPipesShareAmongTheBubblesUsingThem) {
   HarnessConfig config;
-  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
+  config.sm =
+      plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
   CtaBuilder cta(0);
   cta.warpgroup().compute(0, {2048, 0, 1024}).compute(100, {0, 64, 0}).exit();
   cta.warpgroup().compute(0, {2048, 0, 1024}).exit();
@@ -496,7 +495,8 @@ TEST(SmWarpGroup, FairPipesShareAmongTheBubblesUsingThem) {
 // A short BUBBLE beside a long one is done after twice its own work, not after the long one.
 TEST(SmWarpGroup, FairPipesFinishAShortBubbleFirst) {
   HarnessConfig config;
-  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
+  config.sm =
+      plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
   CtaBuilder cta(0);
   cta.warpgroup().compute(0, {0, 0, 1600}).exit();  // 100 SFU cycles
   cta.warpgroup().compute(0, {0, 0, 160}).exit();   // 10, issued at 1
@@ -666,9 +666,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   sm_warpgroup::WarpGroupSm::describe(schema);
   std::set<std::string> params;
   for (const auto& p : schema.params()) params.insert(p.name);
-  EXPECT_EQ(params,
-            (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores", "fp32_lanes",
-                                   "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
+  EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores", "fp32_lanes",
+                                           "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);
