@@ -46,6 +46,12 @@ void TmaTraffic::describe(Schema& schema) {
       .def(128)
       .range(1, 1 << 20)
       .doc("line requests in flight per SM before generation stalls (a calibration knob)");
+  schema.string("store_completion")
+      .def("acked")
+      .choices({"acked", "sent"})
+      .doc("when a TMA store is reported complete: acked, when the memory system has answered "
+           "all its lines; sent, the cycle after its last line left the engine (the data is out "
+           "of shared memory: what cp.async.bulk.wait_group.read, Triton's store wait, waits for)");
   schema.stat("ops", StatKind::kCounter, "ops", kOpsDoc);
   schema.stat("lines", StatKind::kCounter, "requests", kLinesDoc);
   schema.stat("bytes", StatKind::kCounter, "bytes", kBytesDoc);
@@ -59,6 +65,7 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
       dedup_(context.params.boolean("dedup")),
       requests_per_cycle_(static_cast<std::uint32_t>(context.params.integer("requests_per_cycle"))),
       max_outstanding_(static_cast<std::uint32_t>(context.params.integer("max_outstanding"))),
+      stores_complete_when_sent_(context.params.string("store_completion") == "sent"),
       sm_(static_cast<std::uint16_t>(std::max(context.sm_index, 0))),
       op_count_(context.stats.counter("ops", "ops", kOpsDoc)),
       line_count_(context.stats.counter("lines", "requests", kLinesDoc)),
@@ -89,6 +96,8 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
     free_ops_.pop_back();
   }
   ops_[slot] = Op{op, now + setup_.latency(op.op)};
+  if (++op_serial_ == 0) ++op_serial_;  // 0 marks a free slot
+  ops_[slot].serial = op_serial_;
   waiting_.push(slot);
   op_count_.add();
   bytes_.add(op.bytes);
@@ -134,7 +143,8 @@ void TmaTraffic::deduplicate() {
   dedup_saved_.add(before - requests_.size());
 }
 
-void TmaTraffic::on_event(Cycle now, std::uint64_t /*payload*/) {
+void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
+  if (payload != 0) return report_sent(now, payload);
   step_pending_ = false;
   if (budget_cycle_ != now) {
     budget_cycle_ = now;
@@ -159,6 +169,9 @@ void TmaTraffic::on_event(Cycle now, std::uint64_t /*payload*/) {
     if (next_request_ == requests_.size()) {
       op.generated = true;
       generating_ = kNoOp;
+      if (stores_complete_when_sent_ && op.op.op == Opcode::kTmaStore)
+        events_.schedule(now + 1, *this, sent_payload(generating_of(op), op.serial),
+                         Priority::kEngine);
     }
     ++outstanding_;
     ++budget_used_;
@@ -180,9 +193,19 @@ void TmaTraffic::on_response(Cycle now, const MemRequest& request) {
 void TmaTraffic::complete(Cycle now, std::uint32_t slot) {
   const std::uint64_t token = ops_[slot].op.token;
   const std::uint32_t bytes = ops_[slot].op.bytes;
+  const bool reported = ops_[slot].reported;
+  ops_[slot].serial = 0;  // a sent-report still pending for it finds no op
   free_ops_.push_back(slot);
   busy_.end(now);
-  client_->on_tma_complete(now, token, bytes);
+  if (!reported) client_->on_tma_complete(now, token, bytes);
+}
+
+void TmaTraffic::report_sent(Cycle now, std::uint64_t payload) {
+  const auto slot = static_cast<std::uint32_t>(payload & 0xffffffff) - 1;
+  Op& op = ops_[slot];
+  if (op.serial != payload >> 32 || op.reported) return;
+  op.reported = true;
+  client_->on_tma_complete(now, op.op.token, op.op.bytes);
 }
 
 Cycle TmaTraffic::next_step(Cycle now) const {

@@ -1,6 +1,7 @@
 // `tma.traffic`: the level-1 TMA engine (the paper's section IV-C). Each op pays its setup
 // latency, then its global lines (from the TensorMap box, clipped at the tensor edge, or the bulk
-// range) go to the memory system as real requests; the op completes when its last line returns.
+// range) go to the memory system as real requests; the op completes when its last line returns
+// (a store with store_completion = "sent": the cycle after its last line left).
 //
 // Ops generate requests one at a time in issue order (FIFO), at most `requests_per_cycle` per
 // cycle and `max_outstanding` in flight; the requests of consecutive ops overlap in flight. Setup
@@ -42,14 +43,25 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
     std::uint32_t requests = 0;   ///< known once generation starts
     std::uint32_t returned = 0;
     bool generated = false;       ///< every request sent
+    bool reported = false;        ///< its completion went to the client (store_completion = sent)
+    std::uint32_t serial = 0;     ///< which op holds the slot (0: none), for late sent-reports
   };
 
-  /// The request-generation step of one cycle (the only event this engine schedules).
+  /// The request-generation step of one cycle (payload 0), or a store's sent-report.
   void on_event(Cycle now, std::uint64_t payload) override;
   /// Fill `requests_` with the op's request addresses, deduplicated when `dedup_`.
   void generate(const TmaOp& op);
   void deduplicate();
   void complete(Cycle now, std::uint32_t slot);
+  /// A store's completion once its last line has left (store_completion = sent); `payload` is
+  /// sent_payload(slot, serial).
+  void report_sent(Cycle now, std::uint64_t payload);
+  static std::uint64_t sent_payload(std::uint32_t slot, std::uint32_t serial) {
+    return std::uint64_t{serial} << 32 | (std::uint64_t{slot} + 1);
+  }
+  std::uint32_t generating_of(const Op& op) const {
+    return static_cast<std::uint32_t>(&op - ops_.data());
+  }
   /// The first cycle at which a step could send a request or start an op (kNever: none until a
   /// response or an issue changes the state).
   Cycle next_step(Cycle now) const;
@@ -61,6 +73,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   bool dedup_;
   std::uint32_t requests_per_cycle_;
   std::uint32_t max_outstanding_;
+  bool stores_complete_when_sent_;  ///< store_completion = "sent"
   std::uint16_t sm_;
   MemoryPort* memory_ = nullptr;
   TmaClient* client_ = nullptr;
@@ -79,6 +92,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   Cycle budget_cycle_ = kNever;  ///< the cycle `budget_used_` counts requests of
   std::uint32_t budget_used_ = 0;
   bool step_pending_ = false;
+  std::uint32_t op_serial_ = 0;
 
   Counter& op_count_;
   Counter& line_count_;

@@ -298,6 +298,19 @@ TEST(TmaTraffic, StoreEmitsWrites) {
   EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 5, 8192}}));  // same path as a load
 }
 
+// store_completion = "sent": a store is reported the cycle after its last line left (233 + 1),
+// not when the last write is answered (333); the engine stays busy until then, and a load still
+// completes on its last response.
+TEST(TmaTraffic, StoreCompletesWhenSent) {
+  TrafficBench t(100, {{"store_completion", std::string("sent")}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 0, 0, 5));
+  t.tma->issue(0, load(m, 0, 64, 6));  // ready 170, its lines follow the store's: 234..297
+  t.bench.events.run();
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{234, 5, 8192}, {397, 6, 8192}}));
+  EXPECT_EQ(t.stat("busy_cycles"), 397u);
+}
+
 TEST(TmaTraffic, BusyCyclesAreTheUnionOfOpIntervals) {
   TrafficBench t(100);
   const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
