@@ -238,14 +238,21 @@ void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
 
 void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
   if (payload & kRespond) {
-    const auto p = static_cast<std::uint32_t>(payload);
-    RequestQueue& scheduled = response_classes_[(payload & ~kRespond) >> 32].scheduled;
-    scheduled.pop_front();  // p
-    if (scheduled.size() > kPrefetchAhead) __builtin_prefetch(&pending_[scheduled.at(kPrefetchAhead)]);
-    // Copy out and free first: the client may send again from inside on_response.
-    const MemRequest request = pending_[p].request();
-    free_pending(p);
-    request.client->on_response(now, request);
+    ResponseClass& c = response_classes_[static_cast<std::uint32_t>(payload)];
+    const std::uint32_t n = c.batches.front();
+    c.batches.pop_front();
+    // A response's client may send again, which schedules responses of later cycles only (the
+    // hit latency is at least one cycle): they queue behind this batch's n.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t p = c.scheduled.front();
+      c.scheduled.pop_front();
+      if (c.scheduled.size() > kPrefetchAhead)
+        __builtin_prefetch(&pending_[c.scheduled.at(kPrefetchAhead)]);
+      // Copy out and free first: the client may send again from inside on_response.
+      const MemRequest request = pending_[p].request();
+      free_pending(p);
+      request.client->on_response(now, request);
+    }
     return;
   }
   const auto slice = static_cast<std::uint32_t>(payload);
@@ -363,9 +370,17 @@ void SlicedCache::respond(std::uint32_t p, Cycle when) {
   const std::uint32_t extra = pending_[p].extra_latency;
   std::uint32_t c = 0;
   while (c < response_classes_.size() && response_classes_[c].extra_latency != extra) ++c;
-  if (c == response_classes_.size()) response_classes_.push_back({extra, {}});
-  response_classes_[c].scheduled.push_back(p);
-  events_.schedule(when, *this, kRespond | std::uint64_t{c} << 32 | p, Priority::kMemory);
+  if (c == response_classes_.size()) response_classes_.push_back({extra, {}, {}, kNever});
+  ResponseClass& cls = response_classes_[c];
+  cls.scheduled.push_back(p);
+  // A batch of `when` still pending takes it (`when` is after now, so the batch has not fired).
+  if (cls.last_batch == when) {
+    ++cls.batches.back();
+    return;
+  }
+  cls.batches.push_back(1);
+  cls.last_batch = when;
+  events_.schedule(when, *this, kRespond | c, Priority::kMemory);
 }
 
 std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now, Route route) {
