@@ -23,6 +23,7 @@
 #include "next_line.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
+#include "simfa/ring_queue.h"
 
 namespace simfa::memory_models {
 
@@ -131,35 +132,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     std::uint32_t& mshr_link() { return shared_high; }
   };
 
-  // A FIFO of pending-request indices that doubles when full (never shrinks).
-  class RequestQueue {
-   public:
-    bool empty() const { return count_ == 0; }
-    std::uint32_t size() const { return count_; }
-    std::uint32_t front() const { return buffer_[head_]; }
-    std::uint32_t& back() {
-      return buffer_[(head_ + count_ - 1) & (static_cast<std::uint32_t>(buffer_.size()) - 1)];
-    }
-    /// The `i`th from the front (i < size()).
-    std::uint32_t at(std::uint32_t i) const {
-      return buffer_[(head_ + i) & (static_cast<std::uint32_t>(buffer_.size()) - 1)];
-    }
-    void pop_front() {
-      head_ = (head_ + 1) & (static_cast<std::uint32_t>(buffer_.size()) - 1);
-      --count_;
-    }
-    void push_back(std::uint32_t value) {
-      if (count_ == buffer_.size()) grow();
-      buffer_[(head_ + count_) & (static_cast<std::uint32_t>(buffer_.size()) - 1)] = value;
-      ++count_;
-    }
-
-   private:
-    void grow();
-
-    std::vector<std::uint32_t> buffer_ = std::vector<std::uint32_t>(16);
-    std::uint32_t head_ = 0, count_ = 0;
-  };
+  using RequestQueue = RingQueue<std::uint32_t>;  ///< pending-request indices
 
   struct SliceStats {
     Counter* hits;

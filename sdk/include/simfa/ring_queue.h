@@ -17,6 +17,8 @@ class RingQueue {
   T& front() { return items_[head_]; }
   const T& front() const { return items_[head_]; }
   T& back() { return items_[(head_ + size_ - 1) & (items_.size() - 1)]; }
+  /// The `i`th from the front (i < size()).
+  const T& at(std::size_t i) const { return items_[(head_ + i) & (items_.size() - 1)]; }
 
   void push(T value) {
     if (size_ == items_.size()) grow();
