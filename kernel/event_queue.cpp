@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "simfa/error.h"
 
@@ -103,7 +104,7 @@ CalendarQueue::CalendarQueue(std::size_t wheel_cycles)
 
 Cycle CalendarQueue::now() const { return now_; }
 bool CalendarQueue::empty() const { return size() == 0; }
-std::size_t CalendarQueue::size() const { return pending_.issued() - fired_ - cancelled_; }
+std::size_t CalendarQueue::size() const { return issued_ - fired_ - cancelled_; }
 std::uint64_t CalendarQueue::fired() const { return fired_; }
 
 std::uint32_t CalendarQueue::take_node() {
@@ -187,18 +188,18 @@ EventId CalendarQueue::schedule(Cycle when, EventTarget& target, std::uint64_t p
   // The common case, handled here: a slot of this period, a pooled node and an open chunk of
   // sequence numbers (a few percent faster on benches/event_queue_bench.cpp than place() for all).
   const std::uint32_t node = free_nodes_;
-  if (when >= period_end_ || node == kNil || pending_.add_opens_chunk()) {
+  if (when >= period_end_ || node == kNil || (tracking_ && pending_.add_opens_chunk())) {
     return schedule_any(when, target, payload, p);
   }
   free_nodes_ = nodes_[node].next;
-  const std::uint64_t seq = pending_.add();
+  const std::uint64_t seq = next_seq();
   add_to_slot(when & mask_, Entry{&target, payload, seq << kPriorityBits | p}, node);
   return EventId{seq};
 }
 
 EventId CalendarQueue::schedule_any(Cycle when, EventTarget& target, std::uint64_t payload,
                                     unsigned priority) {
-  const std::uint64_t seq = pending_.add();
+  const std::uint64_t seq = next_seq();
   place(when, Entry{&target, payload, seq << kPriorityBits | priority});
   return EventId{seq};
 }
@@ -206,10 +207,39 @@ EventId CalendarQueue::schedule_any(Cycle when, EventTarget& target, std::uint64
 bool CalendarQueue::cancel(EventId id) {
   // The entry stays where it is and is skipped when reached; finding it now would need an index
   // updated on every schedule.
+  if (!tracking_) start_tracking();
   if (!pending_.erase(id.seq)) return false;
   ++cancelled_;
   ++cancelled_stored_;
   return true;
+}
+
+void CalendarQueue::start_tracking() {
+  // Nothing was cancelled yet, so the stored entries are exactly the pending events.
+  std::vector<std::uint64_t> stored;
+  for (const Slot& slot : slots_) {
+    for (const Fifo& fifo : slot.events) {
+      if (fifo.empty()) continue;
+      for (std::uint32_t n = nodes_[fifo.tail].next;; n = nodes_[n].next) {
+        stored.push_back(seq_of(nodes_[n].entry.seq_prio));
+        if (n == fifo.tail) break;
+      }
+    }
+  }
+  for (const auto& bucket : buckets_)
+    for (const TimedEntry& t : bucket) stored.push_back(seq_of(t.entry.seq_prio));
+  for (const TimedEntry& t : far_) stored.push_back(seq_of(t.entry.seq_prio));
+  std::sort(stored.begin(), stored.end());
+  // PendingSeqs issues its numbers in order: replay them, unmarking those that fired.
+  std::size_t k = 0;
+  for (std::uint64_t seq = 0; seq < issued_; ++seq) {
+    pending_.add();
+    if (k < stored.size() && stored[k] == seq)
+      ++k;
+    else
+      pending_.erase(seq);
+  }
+  tracking_ = true;
 }
 
 bool CalendarQueue::drop_cancelled_in_slot(std::size_t index) const {
@@ -328,7 +358,7 @@ bool CalendarQueue::fire_next(Cycle limit) {
     // Without branches on whether the FIFO or the slot emptied, for the reason in add_to_slot().
     priorities &= static_cast<std::uint8_t>(~(unsigned{fifo.empty()} << p));
     busy_slots_.reset_if(slot, priorities == 0);
-    if (pending_.erase(seq_of(e.seq_prio))) break;
+    if (!tracking_ || pending_.erase(seq_of(e.seq_prio))) break;
     --cancelled_stored_;
   }
   ++fired_;

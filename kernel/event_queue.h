@@ -158,6 +158,13 @@ class CalendarQueue final : public simfa::EventQueue {
   void add_to_slot(std::size_t slot, const Entry& e, std::uint32_t node);
   // schedule() for every case; schedule() handles the common one itself.
   EventId schedule_any(Cycle when, EventTarget& target, std::uint64_t payload, unsigned priority);
+  std::uint64_t next_seq() {
+    if (tracking_) pending_.add();  // issues issued_ too: both count from 0
+    return issued_++;
+  }
+  // Starts tracking_: marks exactly the stored entries pending. Once, in time linear in the
+  // sequence numbers issued so far.
+  void start_tracking();
   void enter_period(Cycle t);
   std::uint32_t take_node();
   const Entry& front(Fifo fifo) const;
@@ -170,6 +177,11 @@ class CalendarQueue final : public simfa::EventQueue {
   Cycle period_end_;  // the first cycle after now_'s period (kNever for the last period)
   std::uint64_t fired_ = 0;
   std::uint64_t cancelled_ = 0;
+  std::uint64_t issued_ = 0;  // sequence numbers issued
+  // The pending sequence numbers, kept only from the first cancel() on (tracking_): nothing
+  // else needs them, and keeping them costs every event (5% of a run's instructions,
+  // docs/performance.md §7.6). Until then every stored entry is pending.
+  bool tracking_ = false;
   PendingSeqs pending_;
 
   // The storage below is mutable because next_cycle() drops the cancelled entries it has to look

@@ -41,15 +41,6 @@ IdealMemory::IdealMemory(const BuildContext& context)
       dram_write_bytes_(context.stats.counter("dram_write_bytes", "bytes", kDramWriteDoc)) {}
 
 void IdealMemory::send(Cycle now, const MemRequest& request) {
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.push_back(request);
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    slots_[slot] = request;
-  }
   if (request.write) {
     writes_.add();
     llc_write_bytes_.add(request.bytes);
@@ -59,15 +50,28 @@ void IdealMemory::send(Cycle now, const MemRequest& request) {
     llc_read_bytes_.add(request.bytes);
     dram_read_bytes_.add(request.bytes);
   }
-  events_.schedule(now + latency_, *this, slot, Priority::kMemory);
+  in_flight_.push(request);
+  const Cycle when = now + latency_;
+  // A batch of `when` still pending takes it (`when` is after now: it has not fired).
+  if (last_batch_ == when) {
+    ++batches_.back();
+    return;
+  }
+  batches_.push(1);
+  last_batch_ = when;
+  events_.schedule(when, *this, 0, Priority::kMemory);
 }
 
-void IdealMemory::on_event(Cycle now, std::uint64_t payload) {
-  const auto slot = static_cast<std::uint32_t>(payload);
-  // Copy out and free first: the client may send again from inside on_response.
-  const MemRequest request = slots_[slot];
-  free_slots_.push_back(slot);
-  request.client->on_response(now, request);
+void IdealMemory::on_event(Cycle now, std::uint64_t /*payload*/) {
+  const std::uint32_t n = batches_.front();
+  batches_.pop();
+  // A client sending from inside on_response queues a response of a later cycle behind these.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    // Copy out and pop first: the client may send again from inside on_response.
+    const MemRequest request = in_flight_.front();
+    in_flight_.pop();
+    request.client->on_response(now, request);
+  }
 }
 
 }  // namespace simfa::memory_models

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "simfa/component.h"
 #include "simfa/memory.h"
+#include "simfa/ring_queue.h"
 
 namespace simfa::memory_models {
 
@@ -19,15 +19,19 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   void send(Cycle now, const MemRequest& request) override;
 
  private:
-  /// The response of the request in slot `payload`.
+  /// The responses of the batch at the front of `batches_`.
   void on_event(Cycle now, std::uint64_t payload) override;
 
   EventQueue& events_;
   Cycle latency_;
-  // Requests in flight live in pooled slots (the event payload is the slot index); freed slots
-  // are reused, so the steady state allocates nothing.
-  std::vector<MemRequest> slots_;
-  std::vector<std::uint32_t> free_slots_;
+  // Every response comes `latency_` after its send, so the requests in flight are answered in
+  // send order: one FIFO. The responses due in one cycle were all sent in one cycle and are one
+  // event, a batch (`batches_`: responses per batch, in firing order), scheduled with the first
+  // of them. Between those sends, other components may schedule events for the same cycle and
+  // priority; they touch nothing a response reads (docs/performance.md §7).
+  RingQueue<MemRequest> in_flight_;
+  RingQueue<std::uint32_t> batches_;
+  Cycle last_batch_ = kNever;  ///< the cycle of the batch scheduled last
 
   Counter& reads_;
   Counter& writes_;

@@ -195,21 +195,21 @@ void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& requ
   // A scheduled drain, an MSHR release or the drain on the stack gets to it; otherwise the
   // slice is idle and takes it now.
   if (s.wake_pending || s.blocked || s.draining || !s.queue.empty()) {
-    s.queue.push_back(p);
+    s.queue.push(p);
     if (!s.wake_pending && !s.blocked && !s.draining) drain(slice, now);
     return;
   }
   // The usual case, an idle slice with an empty queue: drain() of a queue holding only this
   // request, without queueing it.
   if (s.next_free >= (now + 1) << kRateShift) {  // this cycle's bandwidth is spent
-    s.queue.push_back(p);
+    s.queue.push(p);
     s.wake_pending = true;
     events_.schedule(s.next_free >> kRateShift, *this, slice, Priority::kMemory);
     return;
   }
   s.draining = true;
   if (!access(slice, p, now)) {  // no MSHR: wait for a fill to free one
-    s.queue.push_back(p);
+    s.queue.push(p);
     s.blocked = true;
     s.draining = false;
     return;
@@ -238,14 +238,21 @@ void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
 
 void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
   if (payload & kRespond) {
-    const auto p = static_cast<std::uint32_t>(payload);
-    RequestQueue& scheduled = response_classes_[(payload & ~kRespond) >> 32].scheduled;
-    scheduled.pop_front();  // p
-    if (scheduled.size() > kPrefetchAhead) __builtin_prefetch(&pending_[scheduled.at(kPrefetchAhead)]);
-    // Copy out and free first: the client may send again from inside on_response.
-    const MemRequest request = pending_[p].request();
-    free_pending(p);
-    request.client->on_response(now, request);
+    ResponseClass& c = response_classes_[static_cast<std::uint32_t>(payload)];
+    const std::uint32_t n = c.batches.front();
+    c.batches.pop();
+    // A response's client may send again, which schedules responses of later cycles only (the
+    // hit latency is at least one cycle): they queue behind this batch's n.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t p = c.scheduled.front();
+      c.scheduled.pop();
+      if (c.scheduled.size() > kPrefetchAhead)
+        __builtin_prefetch(&pending_[c.scheduled.at(kPrefetchAhead)]);
+      // Copy out and free first: the client may send again from inside on_response.
+      const MemRequest request = pending_[p].request();
+      free_pending(p);
+      request.client->on_response(now, request);
+    }
     return;
   }
   const auto slice = static_cast<std::uint32_t>(payload);
@@ -297,7 +304,7 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
       s.blocked = true;
       break;
     }
-    s.queue.pop_front();
+    s.queue.pop();
     s.stats.queue_wait_cycles->add(now - arrival);
     s.next_free = std::max(s.next_free, now << kRateShift) + interval_;
   }
@@ -363,9 +370,17 @@ void SlicedCache::respond(std::uint32_t p, Cycle when) {
   const std::uint32_t extra = pending_[p].extra_latency;
   std::uint32_t c = 0;
   while (c < response_classes_.size() && response_classes_[c].extra_latency != extra) ++c;
-  if (c == response_classes_.size()) response_classes_.push_back({extra, {}});
-  response_classes_[c].scheduled.push_back(p);
-  events_.schedule(when, *this, kRespond | std::uint64_t{c} << 32 | p, Priority::kMemory);
+  if (c == response_classes_.size()) response_classes_.push_back({extra, {}, {}, kNever});
+  ResponseClass& cls = response_classes_[c];
+  cls.scheduled.push(p);
+  // A batch of `when` still pending takes it (`when` is after now, so the batch has not fired).
+  if (cls.last_batch == when) {
+    ++cls.batches.back();
+    return;
+  }
+  cls.batches.push(1);
+  cls.last_batch = when;
+  events_.schedule(when, *this, kRespond | c, Priority::kMemory);
 }
 
 std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now, Route route) {
@@ -496,14 +511,6 @@ void SlicedCache::occupancy_changed(Slice& s, Cycle now) {
   if (now > s.occupancy_since)
     s.stats.mshr_occupancy->sample(s.mshrs_busy, now - s.occupancy_since);
   s.occupancy_since = now;
-}
-
-void SlicedCache::RequestQueue::grow() {
-  const auto mask = static_cast<std::uint32_t>(buffer_.size()) - 1;
-  std::vector<std::uint32_t> grown(buffer_.size() * 2);
-  for (std::uint32_t i = 0; i < count_; ++i) grown[i] = buffer_[(head_ + i) & mask];
-  buffer_ = std::move(grown);
-  head_ = 0;
 }
 
 }  // namespace simfa::memory_models

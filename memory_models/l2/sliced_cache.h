@@ -23,6 +23,7 @@
 #include "next_line.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
+#include "simfa/ring_queue.h"
 
 namespace simfa::memory_models {
 
@@ -131,32 +132,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     std::uint32_t& mshr_link() { return shared_high; }
   };
 
-  // A FIFO of pending-request indices that doubles when full (never shrinks).
-  class RequestQueue {
-   public:
-    bool empty() const { return count_ == 0; }
-    std::uint32_t size() const { return count_; }
-    std::uint32_t front() const { return buffer_[head_]; }
-    /// The `i`th from the front (i < size()).
-    std::uint32_t at(std::uint32_t i) const {
-      return buffer_[(head_ + i) & (static_cast<std::uint32_t>(buffer_.size()) - 1)];
-    }
-    void pop_front() {
-      head_ = (head_ + 1) & (static_cast<std::uint32_t>(buffer_.size()) - 1);
-      --count_;
-    }
-    void push_back(std::uint32_t value) {
-      if (count_ == buffer_.size()) grow();
-      buffer_[(head_ + count_) & (static_cast<std::uint32_t>(buffer_.size()) - 1)] = value;
-      ++count_;
-    }
-
-   private:
-    void grow();
-
-    std::vector<std::uint32_t> buffer_ = std::vector<std::uint32_t>(16);
-    std::uint32_t head_ = 0, count_ = 0;
-  };
+  using RequestQueue = RingQueue<std::uint32_t>;  ///< pending-request indices
 
   struct SliceStats {
     Counter* hits;
@@ -178,16 +154,23 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     SliceStats stats;
   };
 
-  // Event payloads: the kind in the top bit, an index below it (a response: its latency class
-  // in bits 32..62, the pending request below).
+  // Event payloads: the kind in the top bit, an index below it (a response batch: its latency
+  // class; a drain: the slice).
   static constexpr std::uint64_t kRespond = std::uint64_t{1} << 63;
   // The responses scheduled at one route latency fire in the order they were scheduled (now +
   // hit_latency + extra, with now never decreasing), so the entries they will read are known
   // ahead: each response prefetches the one this many places behind it.
   static constexpr std::uint32_t kPrefetchAhead = 4;
+  // The responses of one class due in one cycle are one event, a batch, scheduled with the
+  // first of them. They were all scheduled in one cycle (when - hit_latency - extra), so they
+  // were consecutive in the queue's order but for events of other components scheduled in
+  // between for the same cycle and priority, which touch no state a response reads (docs/
+  // performance.md §4); tools/stats_identity.sh checks that the results stay the same.
   struct ResponseClass {
     std::uint32_t extra_latency;
-    RequestQueue scheduled;  ///< pending requests with a response event, in firing order
+    RequestQueue scheduled;  ///< pending requests with a response due, in firing order
+    RequestQueue batches;    ///< responses per scheduled batch event, in firing order
+    Cycle last_batch = kNever;  ///< the cycle of the batch scheduled last
   };
   // DRAM tokens: slice << 32 | the pending request owning the MSHR, or this for write-backs
   // (nothing waits on them).

@@ -6,9 +6,9 @@
 
 #include "simfa/component.h"
 #include "simfa/core.h"
+#include "simfa/ring_queue.h"
 
 #include "busy_time.h"
-#include "ring_queue.h"
 #include "tma_setup.h"
 
 namespace simfa::engines {

@@ -11,8 +11,8 @@
 
 #include "simfa/component.h"
 #include "simfa/core.h"
+#include "simfa/ring_queue.h"
 
-#include "ring_queue.h"
 
 namespace simfa::engines {
 

@@ -223,6 +223,34 @@ TEST(CalendarQueue, CancelsPendingEventsOnlyOnce) {
   EXPECT_EQ(q.fired(), 2U);
 }
 
+TEST(CalendarQueue, TracksPendingEventsFromTheFirstCancel) {
+  // The queue keeps no pending set until the first cancel(), which rebuilds it from the stored
+  // entries: events in a slot of the current period, in a period bucket and in the far heap,
+  // with fired ones among their sequence numbers.
+  CalendarQueue q(64);
+  Recorder r;
+  const EventId fired = q.schedule(2, r, 1);
+  const EventId slot = q.schedule(9, r, 2);
+  const EventId bucket = q.schedule(1'000, r, 3);
+  const EventId far = q.schedule(1'000'000, r, 4);
+  q.schedule(9, r, 5);
+  q.schedule(1'000, r, 6);
+  q.schedule(1'000'000, r, 7);
+  ASSERT_TRUE(q.fire_next());  // payload 1
+  EXPECT_EQ(q.size(), 6U);
+  EXPECT_FALSE(q.cancel(fired));  // the first cancel: already fired
+  EXPECT_TRUE(q.cancel(slot));
+  EXPECT_TRUE(q.cancel(bucket));
+  EXPECT_TRUE(q.cancel(far));
+  EXPECT_FALSE(q.cancel(far));
+  EXPECT_EQ(q.size(), 3U);
+  const EventId late = q.schedule(2'000'000, r, 8);
+  drain(q);
+  EXPECT_EQ(r.log, (std::vector<Fired>{{2, 1}, {9, 5}, {1'000, 6}, {1'000'000, 7}, {2'000'000, 8}}));
+  EXPECT_FALSE(q.cancel(late));
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(CalendarQueue, CancellingEverythingLeavesNowUnchanged) {
   CalendarQueue q(64);
   Recorder r;

@@ -210,6 +210,32 @@ TEST(UnifiedL2, SliceRequestBandwidth) {
   EXPECT_EQ(taken(2.0), std::make_pair(std::vector<Cycle>{1000, 1000, 1001, 1001}, Cycle{2}));
 }
 
+TEST(UnifiedL2, ResponsesDueInOneCycleAreOneEvent) {
+  // Four slices (linear map: line k at slice k), lines 0..3 warmed at 0 (answered at 110). At
+  // 1000 four reads of them arrive, each at an idle slice: all taken at 1000 and answered at
+  // 1010, in arrival order, by one event; a fifth read of line 0 at 1001 is answered at 1011 by
+  // a second one.
+  Rig<UnifiedL2> rig({{"slices", std::int64_t{4}},
+                      {"assoc", std::int64_t{1}},
+                      {"size", std::int64_t{4 * 4 * kLine}},
+                      {"hit_latency", std::int64_t{10}},
+                      {"requests_per_cycle", 1.0}});
+  for (std::uint64_t k = 0; k < 4; ++k) rig.send_at(0, read_request(k * kLine, 100 + k, rig.client));
+  rig.bench.events.run(999);
+  const std::uint64_t before = rig.bench.events.fired();
+  for (std::uint64_t k = 0; k < 4; ++k) rig.send_at(1000, read_request(k * kLine, k, rig.client));
+  rig.send_at(1001, read_request(0, 4, rig.client));
+  rig.bench.events.run();
+  // Five sends (the rig's own events) and two response events.
+  EXPECT_EQ(rig.bench.events.fired() - before, 5u + 2u);
+  ASSERT_EQ(rig.client.responses.size(), 9u);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(rig.client.responses[4 + k].request.token, k);
+    EXPECT_EQ(rig.client.at(k), 1010u) << k;
+  }
+  EXPECT_EQ(rig.client.at(4), 1011u);
+}
+
 TEST(UnifiedL2, MshrsLimitBandwidthByLittlesLaw) {
   // One slice, M = 4 MSHRs, DRAM latency L = 100, hit latency 10, one request per cycle; 400
   // distinct lines all sent at 0. Requests 0..3 are taken at 0..3; request 4 waits for the first

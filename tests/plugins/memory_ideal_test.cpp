@@ -47,6 +47,8 @@ TEST(IdealMemory, DefaultLatencyAndSendOrderWithinACycle) {
                     [&](Cycle now) { memory->send(now, read(0x3000, 3, client)); });
   bench.events.run();
   ASSERT_EQ(client.responses.size(), 3u);
+  // Three events: the send at 5 and one per response cycle (the two of 400 are one batch).
+  EXPECT_EQ(bench.events.fired(), 3u);
   // Default latency 400: 0 + 400 twice (in send order), then 5 + 400.
   EXPECT_EQ(client.responses[0].at, 400u);
   EXPECT_EQ(client.responses[0].request.token, 1u);
@@ -83,7 +85,7 @@ TEST(IdealMemory, ClientMaySendFromInsideItsResponse) {
   auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{1}}}, -1);
   Client client;
   client.port = memory.get();
-  client.chain = 999;  // 1000 round trips through one reused slot
+  client.chain = 999;  // 1000 round trips, each sent from inside the previous response
   memory->send(0, read(0x40, 0, client));
   bench.events.run();
   ASSERT_EQ(client.responses.size(), 1000u);

@@ -1,12 +1,13 @@
 // A FIFO on a power-of-two ring buffer that grows by doubling and never shrinks, so steady-state
 // push/pop allocate nothing (std::deque allocates and frees a node every few hundred elements).
+// Header-only, for plugins' own use: it never crosses a plugin boundary.
 #pragma once
 
 #include <cstddef>
 #include <utility>
 #include <vector>
 
-namespace simfa::engines {
+namespace simfa {
 
 template <typename T>
 class RingQueue {
@@ -15,6 +16,9 @@ class RingQueue {
   std::size_t size() const { return size_; }
   T& front() { return items_[head_]; }
   const T& front() const { return items_[head_]; }
+  T& back() { return items_[(head_ + size_ - 1) & (items_.size() - 1)]; }
+  /// The `i`th from the front (i < size()).
+  const T& at(std::size_t i) const { return items_[(head_ + i) & (items_.size() - 1)]; }
 
   void push(T value) {
     if (size_ == items_.size()) grow();
@@ -40,4 +44,4 @@ class RingQueue {
   std::size_t size_ = 0;
 };
 
-}  // namespace simfa::engines
+}  // namespace simfa
