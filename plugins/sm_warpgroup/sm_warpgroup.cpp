@@ -415,7 +415,6 @@ Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycl
   const std::uint64_t elements[kPipeCount] = {work.fp32, work.alu, work.sfu,
                                               work.fp32 + work.alu + work.sfu};
   Cycle end = now + std::max<Cycle>(latency, 1);
-  warpgroups_[slot].compute_floor = end;
   for (int p = 0; p < kPipeCount; ++p) {
     if (elements[p] == 0) continue;
     const auto cycles = static_cast<Cycle>(std::ceil(static_cast<double>(elements[p]) / lanes_[p]));

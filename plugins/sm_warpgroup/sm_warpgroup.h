@@ -97,7 +97,6 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     std::uint32_t wgmma_in_flight = 0;
     Cycle wgmma_since = 0;
     Cycle bubble_since = kNever;  ///< timeline: the BUBBLE whose span is not drawn yet
-    Cycle compute_floor = 0;      ///< its compute BUBBLE's end by latency alone
   };
 
   /// A compute BUBBLE's work on a fair pipe: pipe cycles left at the whole pipe's rate, and when
