@@ -79,9 +79,11 @@ __global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetc
   }
 }
 
-// The latency of one warm box against its size: box r of `rows` rows x 64 columns, loaded once
-// untimed (into the L2) and then LOADS times timed, one at a time.
-__global__ void warm_box(const __grid_constant__ CUtensorMap map, uint32_t bytes, uint32_t* cyc) {
+// The latency of one warm load against its size: a box of `rows` rows x 64 columns of `map`
+// (bulk = 0) or a bulk copy of the same bytes from `src` (bulk = 1), loaded once untimed (into the
+// L2) and then LOADS times timed, one at a time.
+__global__ void warm_load(const __grid_constant__ CUtensorMap map, const uint16_t* src, int bulk,
+                          uint32_t bytes, uint32_t* cyc) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) u64 bar_s;
   if (threadIdx.x != 0) return;
@@ -92,27 +94,10 @@ __global__ void warm_box(const __grid_constant__ CUtensorMap map, uint32_t bytes
   for (int i = 0; i <= LOADS; i++) {
     const long long c0 = clock64();
     mbar_expect_tx(bar, bytes);
-    tma2d_g2s(smem_u32(smem), &map, 0, 0, bar);
-    mbar_wait(bar, (uint32_t)(i & 1));
-    const long long c1 = clock64();
-    if (i > 0) cyc[i - 1] = (uint32_t)(c1 - c0);
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  }
-}
-
-// The same with a bulk copy of `bytes` contiguous bytes (no TensorMap).
-__global__ void warm_bulk(const uint16_t* src, uint32_t bytes, uint32_t* cyc) {
-  extern __shared__ __align__(1024) uint8_t smem[];
-  __shared__ __align__(8) u64 bar_s;
-  if (threadIdx.x != 0) return;
-  uint32_t bar = smem_u32(&bar_s);
-  mbar_init(bar, 1);
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  for (int i = 0; i <= LOADS; i++) {
-    const long long c0 = clock64();
-    mbar_expect_tx(bar, bytes);
-    bulk_g2s(smem_u32(smem), src, bytes, bar);
+    if (bulk)
+      bulk_g2s(smem_u32(smem), src, bytes, bar);
+    else
+      tma2d_g2s(smem_u32(smem), &map, 0, 0, bar);
     mbar_wait(bar, (uint32_t)(i & 1));
     const long long c1 = clock64();
     if (i > 0) cyc[i - 1] = (uint32_t)(c1 - c0);
@@ -148,8 +133,7 @@ int main(int argc, char** argv) {
                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   const int smem = 16 * 1024 + 1024;
   CK(cudaFuncSetAttribute(first_loads, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CK(cudaFuncSetAttribute(warm_box, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
-  CK(cudaFuncSetAttribute(warm_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
+  CK(cudaFuncSetAttribute(warm_load, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
   FILE* f = fopen(argv[1], "w");
   fprintf(f, "mode,grid,box,cycles_med,cycles_min,cycles_max,reps,sm_mhz\n");
   std::vector<uint32_t> h(132 * LOADS);
@@ -202,28 +186,19 @@ int main(int argc, char** argv) {
                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    std::vector<double> all;
-    for (int r = 0; r < REPS; r++) {
-      warm_box<<<1, 32, 33 * 1024>>>(m, rows * 128, dcyc);
-      CKL();
-      CK(cudaDeviceSynchronize());
-      CK(cudaMemcpy(h.data(), dcyc, LOADS * 4, cudaMemcpyDeviceToHost));
-      for (int i = 0; i < LOADS; i++) all.push_back(h[i]);
+    for (int bulk = 0; bulk < 2; bulk++) {
+      std::vector<double> all;
+      for (int r = 0; r < REPS; r++) {
+        warm_load<<<1, 32, 33 * 1024>>>(m, a, bulk, rows * 128, dcyc);
+        CKL();
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(h.data(), dcyc, LOADS * 4, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < LOADS; i++) all.push_back(h[i]);
+      }
+      std::sort(all.begin(), all.end());
+      fprintf(f, "%s_%u,1,all,%.0f,%.0f,%.0f,%d,\n", bulk ? "warm_bulk" : "warm_rows",
+              bulk ? rows * 128 : rows, all[all.size() / 2], all.front(), all.back(), REPS);
     }
-    std::sort(all.begin(), all.end());
-    fprintf(f, "warm_rows_%u,1,all,%.0f,%.0f,%.0f,%d,\n", rows, all[all.size() / 2], all.front(),
-            all.back(), REPS);
-    all.clear();
-    for (int r = 0; r < REPS; r++) {
-      warm_bulk<<<1, 32, 33 * 1024>>>(a, rows * 128, dcyc);
-      CKL();
-      CK(cudaDeviceSynchronize());
-      CK(cudaMemcpy(h.data(), dcyc, LOADS * 4, cudaMemcpyDeviceToHost));
-      for (int i = 0; i < LOADS; i++) all.push_back(h[i]);
-    }
-    std::sort(all.begin(), all.end());
-    fprintf(f, "warm_bulk_%u,1,all,%.0f,%.0f,%.0f,%d,\n", rows * 128, all[all.size() / 2],
-            all.front(), all.back(), REPS);
   }
   fclose(f);
   printf("wrote %s\n", argv[1]);
