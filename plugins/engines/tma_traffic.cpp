@@ -168,10 +168,9 @@ void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
                              op.op.op == Opcode::kTmaStore, generating_, this};
     if (next_request_ == requests_.size()) {
       op.generated = true;
-      generating_ = kNoOp;
       if (stores_complete_when_sent_ && op.op.op == Opcode::kTmaStore)
-        events_.schedule(now + 1, *this, sent_payload(generating_of(op), op.serial),
-                         Priority::kEngine);
+        events_.schedule(now + 1, *this, sent_payload(generating_, op.serial), Priority::kEngine);
+      generating_ = kNoOp;
     }
     ++outstanding_;
     ++budget_used_;

@@ -59,9 +59,6 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   static std::uint64_t sent_payload(std::uint32_t slot, std::uint32_t serial) {
     return std::uint64_t{serial} << 32 | (std::uint64_t{slot} + 1);
   }
-  std::uint32_t generating_of(const Op& op) const {
-    return static_cast<std::uint32_t>(&op - ops_.data());
-  }
   /// The first cycle at which a step could send a request or start an op (kNever: none until a
   /// response or an issue changes the state).
   Cycle next_step(Cycle now) const;
