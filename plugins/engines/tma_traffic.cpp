@@ -21,6 +21,12 @@ const char* const kLinesDoc =
 const char* const kBytesDoc = "bytes delivered by TMA operations (box bytes, or bulk size)";
 const char* const kBusyDoc = "cycles with at least one TMA operation in flight";
 const char* const kSavedDoc = "line requests removed by per-op deduplication";
+const char* const kEdgeDoc =
+    "line requests for box rows past the tensor's edge (edge_rows = requested)";
+
+// Where the requests for a box's rows past the tensor's edge go (edge_rows = requested): lines
+// of an address range no workload maps, so that they stay apart from every tensor's lines.
+constexpr Addr kEdgeBase = Addr{0x7f} << 40;
 }  // namespace
 
 void TmaTraffic::describe(Schema& schema) {
@@ -46,6 +52,26 @@ void TmaTraffic::describe(Schema& schema) {
       .def(128)
       .range(1, 1 << 20)
       .doc("line requests in flight per SM before generation stalls (a calibration knob)");
+  // measured: validation/h200/tma_load.csv, `edge` rows (docs/calibration.md §13): on the H200 a
+  // box's rows past the tensor's edge cost one SM what rows inside do, and under ncu every one of
+  // them is requested from the L2's coalescers, all from 16 of them (lrc__request_sectors max =
+  // 16 x mean), a quarter passing on to the slices; 132 SMs reading such boxes from the L2 run
+  // at a third of the in-bounds rate.
+  schema.string("edge_rows")
+      .def("skipped")
+      .choices({"skipped", "requested"})
+      .doc("the rows of a TMA load's box that lie wholly past the tensor's edge: skipped, not "
+           "fetched (zero-filled at no cost); requested, each row's lines are requested like "
+           "rows inside, from `edge_lines` lines of a reserved range shared by every SM (the "
+           "H200's TMA unit sends them to a few L2 units, which become a hot spot under load); "
+           "the requests follow the box's rows inside");
+  schema.integer("edge_lines")
+      .unit("lines")
+      .def(16)
+      .range(1, 1 << 16)
+      .doc("distinct lines the requests of rows past the edge cycle over (edge_rows = "
+           "requested); 16: the H200's, one per L2 coalescer that receives them "
+           "(validation/h200/tma_load.csv)");
   schema.string("store_completion")
       .def("acked")
       .choices({"acked", "sent"})
@@ -57,6 +83,7 @@ void TmaTraffic::describe(Schema& schema) {
   schema.stat("bytes", StatKind::kCounter, "bytes", kBytesDoc);
   schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
   schema.stat("dedup_saved_lines", StatKind::kCounter, "requests", kSavedDoc);
+  schema.stat("edge_lines", StatKind::kCounter, "requests", kEdgeDoc);
 }
 
 TmaTraffic::TmaTraffic(const BuildContext& context)
@@ -66,11 +93,14 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
       requests_per_cycle_(static_cast<std::uint32_t>(context.params.integer("requests_per_cycle"))),
       max_outstanding_(static_cast<std::uint32_t>(context.params.integer("max_outstanding"))),
       stores_complete_when_sent_(context.params.string("store_completion") == "sent"),
+      edge_rows_requested_(context.params.string("edge_rows") == "requested"),
+      edge_line_count_(static_cast<std::uint32_t>(context.params.integer("edge_lines"))),
       sm_(static_cast<std::uint16_t>(std::max(context.sm_index, 0))),
       op_count_(context.stats.counter("ops", "ops", kOpsDoc)),
       line_count_(context.stats.counter("lines", "requests", kLinesDoc)),
       bytes_(context.stats.counter("bytes", "bytes", kBytesDoc)),
       dedup_saved_(context.stats.counter("dedup_saved_lines", "requests", kSavedDoc)),
+      edge_requests_(context.stats.counter("edge_lines", "requests", kEdgeDoc)),
       busy_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)) {
   const std::int64_t line = context.params.size_bytes("line_bytes");
   if (line % kSectorBytes != 0)
@@ -119,6 +149,17 @@ void TmaTraffic::generate(const TmaOp& op) {
   else
     op.map->for_each_row(op.coords, segment);
   if (dedup_) deduplicate();
+  if (edge_rows_requested_ && op.op == Opcode::kTmaLoad) append_edge_requests(op);
+}
+
+void TmaTraffic::append_edge_requests(const TmaOp& op) {
+  const std::uint64_t rows = op.map->rows_outside(op.coords);
+  if (rows == 0) return;
+  const std::uint64_t row_bytes = std::uint64_t{op.map->box[0]} * op.map->elem_bytes;
+  const std::uint64_t n = rows * ((row_bytes + request_bytes_ - 1) / request_bytes_);
+  for (std::uint64_t i = 0; i < n; ++i)
+    requests_.push_back(kEdgeBase + (i % edge_line_count_) * request_bytes_);
+  edge_requests_.add(n);
 }
 
 void TmaTraffic::deduplicate() {

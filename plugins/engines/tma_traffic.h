@@ -1,6 +1,7 @@
 // `tma.traffic`: the level-1 TMA engine (the paper's section IV-C). Each op pays its setup
 // latency, then its global lines (from the TensorMap box, clipped at the tensor edge, or the bulk
-// range) go to the memory system as real requests; the op completes when its last line returns
+// range; with edge_rows = requested, a load's rows past the edge are requested too, from a few
+// reserved lines) go to the memory system as real requests; the op completes when its last line returns
 // (a store with store_completion = "sent": the cycle after its last line left).
 //
 // Ops generate requests one at a time in issue order (FIFO), at most `requests_per_cycle` per
@@ -52,6 +53,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// Fill `requests_` with the op's request addresses, deduplicated when `dedup_`.
   void generate(const TmaOp& op);
   void deduplicate();
+  /// Append the requests of the box's rows past the tensor's edge (edge_rows = requested).
+  void append_edge_requests(const TmaOp& op);
   void complete(Cycle now, std::uint32_t slot);
   /// A store's completion once its last line has left (store_completion = sent); `payload` is
   /// sent_payload(slot, serial).
@@ -71,6 +74,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   std::uint32_t requests_per_cycle_;
   std::uint32_t max_outstanding_;
   bool stores_complete_when_sent_;  ///< store_completion = "sent"
+  bool edge_rows_requested_;        ///< edge_rows = "requested"
+  std::uint32_t edge_line_count_;   ///< edge_lines
   std::uint16_t sm_;
   MemoryPort* memory_ = nullptr;
   TmaClient* client_ = nullptr;
@@ -95,6 +100,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   Counter& line_count_;
   Counter& bytes_;
   Counter& dedup_saved_;
+  Counter& edge_requests_;
   BusyTime busy_;
 };
 

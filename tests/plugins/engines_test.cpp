@@ -3,6 +3,7 @@
 // comment next to it from the defaults: launch 40 + TensorMap setup 130 (TMA_BULK: 40 only).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <vector>
 
 #include "engine_harness.h"
@@ -273,6 +274,40 @@ TEST(TmaTraffic, BoxEntirelyOutsideCompletesAfterSetupWithoutTraffic) {
   ASSERT_EQ(t.memory.sent.size(), 64u);
   EXPECT_EQ(t.memory.sent.front().at, 170u);
   EXPECT_EQ(t.client.done, (std::vector<Done>{{170, 1, 8192}, {333, 2, 8192}}));
+}
+
+TEST(TmaTraffic, RowsPastTheEdgeAreRequestedFromTheEdgeLinesWhenAsked) {
+  // 100 x 70 tensor, box (64, 40): rows 40..69 inside, 34 rows past the edge.
+  const TensorMap m = map2d(100, 70, 8192, 64, 64);
+  const std::int32_t at[] = {64, 40}, outside[] = {128, 0}, inside[] = {0, 0};
+  EXPECT_EQ(m.rows_outside(at), 34u);
+  EXPECT_EQ(m.rows_outside(outside), 64u);  // no column inside: every row
+  EXPECT_EQ(m.rows_outside(inside), 0u);
+
+  TrafficBench t(100, {{"edge_rows", std::string("requested")}, {"edge_lines", std::int64_t{4}}});
+  t.tma->issue(0, load(m, 64, 40, 1));
+  t.bench.events.run();
+  // The 30 rows inside first, as when skipped, then 34 requests cycling over 4 reserved lines.
+  ASSERT_EQ(t.memory.sent.size(), 64u);
+  for (std::size_t i = 0; i < 30; ++i)
+    EXPECT_EQ(t.memory.sent[i].request.addr, kBase + 128 + (40 + i) * 8192);
+  std::set<Addr> edge;
+  for (std::size_t i = 30; i < 64; ++i) {
+    EXPECT_FALSE(t.memory.sent[i].request.write);
+    edge.insert(t.memory.sent[i].request.addr);
+  }
+  EXPECT_EQ(edge.size(), 4u);
+  EXPECT_EQ(*edge.rbegin() - *edge.begin(), 3u * 128);
+  // 64 lines: 170 + 63 + 100, as a box wholly inside.
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 1, 8192}}));
+  EXPECT_EQ(t.stat("edge_lines"), 34u);
+
+  // Stores never write past the edge.
+  TrafficBench st(100, {{"edge_rows", std::string("requested")}});
+  st.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 64, 40, 2));
+  st.bench.events.run();
+  EXPECT_EQ(st.memory.sent.size(), 30u);
+  EXPECT_EQ(st.stat("edge_lines"), 0u);
 }
 
 TEST(TmaTraffic, BulkSkipsTheTensorMapSetup) {

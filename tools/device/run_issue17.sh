@@ -16,6 +16,8 @@
 #           (lrc_merge.cu): timed cold and warm, then profiled by ncu cold and warm
 #   first   a CTA's first TMA loads against its later ones, cold, warm, after
 #           prefetch.tensormap, on 1, 16 and 132 CTAs (tma_first.cu)
+#   load    one SM's DRAM box stream against the SMs streaming beside it, and the cost of a box's
+#           rows past the tensor's edge, timed, then the edge cases under ncu (tma_load.cu)
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz.
 # Never changes clocks or any GPU setting: it only reads them (nvidia-smi queries, ncu with
 # --clock-control none).
@@ -78,7 +80,11 @@ if has first; then
   ( $NV -o /tmp/tma_first "$HERE/tma_first.cu" -lcuda >"$R/build_first.txt" 2>&1 || echo "BUILD tma_first FAILED" ) &
   B4=$!
 fi
-wait $B1 $B2 $B3 ${B4:-}
+if has load; then
+  ( $NV -o /tmp/tma_load "$HERE/tma_load.cu" -lcuda >"$R/build_load.txt" 2>&1 || echo "BUILD tma_load FAILED" ) &
+  B5=$!
+fi
+wait $B1 $B2 $B3 ${B4:-} ${B5:-}
 
 if has launch; then
   phase launch
@@ -182,6 +188,19 @@ if has first && [ -x /tmp/tma_first ]; then
   phase first
   timeout 120 /tmp/tma_first "$R/tma_first.csv" || echo "tma_first rc=$?"
   cat "$R/tma_first.csv"
+fi
+
+if has load && [ -x /tmp/tma_load ]; then
+  phase load
+  timeout 120 /tmp/tma_load run "$R/tma_load.csv" || echo "tma_load rc=$?"
+  LOAD_MET=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,lrc__request_sectors_op_read_coalescable.sum,lrc__lrc2xbar_sectors_op_read.sum,lrc__xbar2gpc_sectors_op_read.sum,lrc__lts2lrc_sectors_op_read.sum,dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second
+  T=$(( $(left) - 20 )); [ $T -gt 120 ] && T=120
+  if [ $T -gt 20 ]; then
+    timeout $T ncu --clock-control none --cache-control none --replay-mode kernel --metrics $LOAD_MET \
+      -k regex:box_stream -f -o "$R/ncu_load" /tmp/tma_load ncu >"$R/ncu_load_log.txt" 2>&1 || echo "ncu load rc=$?"
+    tail -4 "$R/ncu_load_log.txt"
+    import_raw load
+  fi
 fi
 
 phase end

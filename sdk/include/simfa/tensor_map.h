@@ -59,6 +59,23 @@ struct TensorMap {
     }
   }
 
+  /// Rows of the box (runs along dimension 0, one per index of dimensions 1..rank-1) that hold no
+  /// element inside the tensor: the rows for_each_row does not visit.
+  std::uint64_t rows_outside(const std::int32_t* coords) const {
+    auto overlap = [&](std::uint32_t d) -> std::uint64_t {
+      const std::int64_t lo = std::max<std::int64_t>(coords[d], 0);
+      const std::int64_t hi = std::min<std::int64_t>(std::int64_t{coords[d]} + box[d],
+                                                     static_cast<std::int64_t>(shape[d]));
+      return hi > lo ? static_cast<std::uint64_t>(hi - lo) : 0;
+    };
+    std::uint64_t rows = 1, inside = overlap(0) > 0 ? 1 : 0;
+    for (std::uint32_t d = 1; d < rank; ++d) {
+      rows *= box[d];
+      inside *= overlap(d);
+    }
+    return rows - inside;
+  }
+
   /// Bytes of the box that lie inside the tensor (what global memory actually serves).
   std::uint64_t bytes_in_bounds(const std::int32_t* coords) const {
     std::uint64_t total = 0;
