@@ -167,10 +167,9 @@ void SlicedCache::finish(Cycle end) {
 }
 
 SlicedCache::Divisor::Divisor(std::uint64_t d) {
-  __extension__ using WideProduct = unsigned __int128;
   // l = ceil(log2 d); m = floor(2^64 (2^l - d) / d) + 1 fits in 64 bits.
   const int l = d <= 1 ? 0 : 64 - std::countl_zero(d - 1);
-  multiplier_ = static_cast<std::uint64_t>((((WideProduct{1} << l) - d) << 64) / d + 1);
+  multiplier_ = static_cast<std::uint64_t>((((Uint128{1} << l) - d) << 64) / d + 1);
   shift1_ = std::min(l, 1);
   shift2_ = std::max(l - 1, 0);
 }
@@ -399,14 +398,7 @@ std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now
                       request.write,
                       static_cast<std::uint8_t>((route.far ? Pending::kFar : 0) |
                                                 (route.shadow ? Pending::kShadow : 0))};
-  if (free_pending_.empty()) {
-    pending_.push_back(entry);
-    return static_cast<std::uint32_t>(pending_.size() - 1);
-  }
-  const std::uint32_t p = free_pending_.back();
-  free_pending_.pop_back();
-  pending_[p] = entry;
-  return p;
+  return pending_.add(entry);
 }
 
 std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line) const {

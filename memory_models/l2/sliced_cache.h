@@ -22,8 +22,10 @@
 #include "line_table.h"
 #include "next_line.h"
 #include "simfa/component.h"
+#include "simfa/int_math.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
+#include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
 
@@ -90,8 +92,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
    public:
     explicit Divisor(std::uint64_t d = 1);
     std::uint64_t divide(std::uint64_t n) const {
-      __extension__ using WideProduct = unsigned __int128;
-      const auto t = static_cast<std::uint64_t>((WideProduct{multiplier_} * n) >> 64);
+      const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * n) >> 64);
       return (t + ((n - t) >> shift1_)) >> shift2_;
     }
 
@@ -248,7 +249,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   }
   /// Adds `sectors` to the dirty sectors of `w`.
   void mark_dirty(Way w, std::uint32_t sectors);
-  void free_pending(std::uint32_t p) { free_pending_.push_back(p); }
+  void free_pending(std::uint32_t p) { pending_.release(p); }
   std::uint32_t sector_mask(const MemRequest& request) const;
   void occupancy_changed(Slice& s, Cycle now);
   // mshr_lines' view of the pending requests owning MSHRs.
@@ -279,8 +280,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
   std::vector<Slice> slice_state_;
   std::vector<ResponseClass> response_classes_;  ///< one per route latency seen (usually 2)
-  std::vector<Pending> pending_;
-  std::vector<std::uint32_t> free_pending_;
+  SlotPool<Pending> pending_;
 
   Counter& hits_;
   Counter& misses_;
