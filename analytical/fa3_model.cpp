@@ -8,6 +8,7 @@
 #include "analytical/llc_survival.h"
 #include "analytical/model.h"
 #include "analytical/roofline.h"
+#include "simfa/int_math.h"
 
 namespace simfa::analytical {
 

@@ -31,7 +31,4 @@ inline std::uint64_t floor_sum(std::uint64_t n, std::uint64_t m, std::uint64_t a
   return sum;
 }
 
-/// ceil(a / b) for a >= 0, b >= 1.
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace simfa::analytical

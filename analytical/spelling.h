@@ -6,11 +6,9 @@
 #include <span>
 #include <string_view>
 
-namespace simfa::analytical {
+#include "simfa/spelling.h"
 
-/// Optimal-string-alignment distance: insertions, deletions, substitutions and transpositions of
-/// adjacent characters each cost 1 ("seqlem" -> "seqlen" is 1, "haeds" -> "heads" is 1).
-std::size_t edit_distance(std::string_view a, std::string_view b);
+namespace simfa::analytical {
 
 /// The candidate closest to `word`, or "" when none lies within a third of the word's length (at
 /// least 1). Ties go to the earlier candidate.

@@ -7,6 +7,7 @@
 #include "analytical/errors.h"
 #include "analytical/floor_sum.h"
 #include "analytical/spelling.h"
+#include "simfa/int_math.h"
 
 namespace simfa::analytical {
 

@@ -28,6 +28,8 @@
 #include "kernel/simulation.h"
 #include "kernel/stats_registry.h"
 #include "kernel/workload_spec.h"
+#include "lru_replacement.h"
+#include "memory_harness.h"  // TestSlots: the L2's replacement sub-slot
 #include "remote_copy_l2.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
@@ -67,9 +69,11 @@ class Rig {
     gpu.clock_mhz = 1830;
   }
   template <typename T>
-  std::unique_ptr<T> make(const ParamOverrides& overrides, const std::string& prefix) {
+  std::unique_ptr<T> make(const ParamOverrides& overrides, const std::string& prefix,
+                          const SlotResolver* slots = nullptr) {
     params_.push_back(test::resolve_params<T>(overrides));
-    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, 1, -1};
+    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, 1, -1,
+                               slots};
     return std::make_unique<T>(context);
   }
   /// Fires events until `done` holds or none is left.
@@ -186,7 +190,10 @@ void run_batches(benchmark::State& state, Rig& rig, Streamer& streamer) {
 template <typename L2>
 void l2_bench(benchmark::State& state, const ParamOverrides& params, bool hits) {
   Rig rig;
-  auto l2 = rig.make<L2>(params, "l2");
+  auto lru = rig.make<memory_models::LruReplacement>({}, "l2.replacement");
+  test::TestSlots slots;
+  slots.add("replacement", *lru);
+  auto l2 = rig.make<L2>(params, "l2", &slots);
   auto map = rig.make<memory_models::XorSliceMap>({}, "l2.slice_map");
   // 500 cycles: about what dram.hbm3 answers an unloaded line read in at 1830 MHz.
   FixedLatencyMemory dram(rig.events, 500);

@@ -62,6 +62,13 @@ std::string decimal_bandwidth(double bytes_per_second) {
   return {};
 }
 
+// A slot's description, with the plugin built when the manifest leaves the slot out.
+std::string slot_doc(const SlotSpec& slot) {
+  return slot.default_plugin.empty()
+             ? slot.doc
+             : fmt::format("{} (optional, default {})", slot.doc, slot.default_plugin);
+}
+
 // Values as a manifest writes them: strings quoted, sizes and bandwidths also with a unit.
 std::string format_value(const ParamSpec& spec, const ParamValue& value) {
   return std::visit(
@@ -162,7 +169,7 @@ std::string format_describe(const CatalogEntry& entry) {
   if (!schema.slots().empty()) {
     out += "\nslots:\n";
     std::vector<Row> rows{{"NAME", "KIND", "DESCRIPTION"}};
-    for (const auto& s : schema.slots()) rows.push_back({s.name, s.kind, s.doc});
+    for (const auto& s : schema.slots()) rows.push_back({s.name, s.kind, slot_doc(s)});
     out += text_table(rows, "  ");
   }
   if (!schema.stats().empty()) {
@@ -207,7 +214,7 @@ std::string format_reference_markdown(const SchemaCatalog& catalog) {
       if (!schema.slots().empty()) {
         std::vector<Row> rows;
         for (const auto& s : schema.slots())
-          rows.push_back({code(s.name), code(s.kind), cell(s.doc)});
+          rows.push_back({code(s.name), code(s.kind), cell(slot_doc(s))});
         out += "\n" + markdown_table({"Slot", "Kind", "Description"}, rows);
       }
       if (!schema.stats().empty()) {

@@ -605,6 +605,23 @@ const CatalogEntry* select_plugin(const DocTable& table, const std::string& path
   return entry;
 }
 
+// The default plugin of an optional sub-slot, checked like a named one: it must be loaded and of
+// the slot's kind (else the parent plugin's schema is wrong, or its library is missing).
+const CatalogEntry* default_plugin(const SlotSpec& sub, const std::string& path,
+                                   const SourceLocation& where, const SchemaCatalog& catalog,
+                                   const std::string& suffix, Diagnostics& diagnostics) {
+  const CatalogEntry* entry = catalog.find(sub.default_plugin);
+  if (!entry || entry->kind != sub.kind) {
+    diagnostics.error(
+        where, fmt::format("[{}] the default plugin '{}' (kind '{}') is {}; name a "
+                           "plugin in [{}]{}",
+                           path, sub.default_plugin, sub.kind,
+                           entry ? "of kind '" + entry->kind + "'" : "not loaded", path, suffix));
+    return nullptr;
+  }
+  return entry;
+}
+
 // ----------------------------------------------------------------------------------------------
 // The resolved manifest. boost::json objects keep insertion order, so every object is built
 // from a sorted map: the serialization, and so the hash, depends on the values alone.
@@ -879,12 +896,21 @@ void resolve_component(const DocTable& table, const std::string& slot, const Cat
   for (const SlotSpec& sub : entry.schema.slots()) {
     const std::string sub_slot = slot + "." + sub.name;
     const DocTable* sub_table = table.table(sub.name);
+    if (!sub_table && table.value(sub.name)) continue;  // reported as a key that must be a table
+    if (!sub.default_plugin.empty() && (!sub_table || !sub_table->value("plugin"))) {
+      // An optional slot left out, or a table of its parameters without `plugin`: the default.
+      const DocTable implied{sub.name, table.where, {}, {}};
+      if (const CatalogEntry* e =
+              default_plugin(sub, sub_slot, table.where, catalog, suffix, diagnostics))
+        resolve_component(sub_table ? *sub_table : implied, sub_slot, *e, "plugin", catalog, out,
+                          diagnostics);
+      continue;
+    }
     if (!sub_table) {
-      if (!table.value(sub.name))  // else already reported as a key that must be a table
-        diagnostics.error(table.where,
-                          fmt::format("[{}] missing required table [{}] (a plugin of kind "
-                                      "'{}'){}",
-                                      slot, sub_slot, sub.kind, suffix));
+      diagnostics.error(table.where,
+                        fmt::format("[{}] missing required table [{}] (a plugin of kind "
+                                    "'{}'){}",
+                                    slot, sub_slot, sub.kind, suffix));
       continue;
     }
     if (const CatalogEntry* e = select_plugin(*sub_table, sub_slot, sub.kind, catalog, diagnostics))

@@ -1,42 +1,10 @@
 #include "kernel/suggest.h"
 
-#include <algorithm>
-
 namespace simfa::kernel {
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Three rolling rows: the transposition case looks two rows back.
-  const std::size_t n = b.size();
-  std::vector<std::size_t> before(n + 1), previous(n + 1), current(n + 1);
-  for (std::size_t j = 0; j <= n; ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= n; ++j) {
-      const std::size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        current[j] = std::min(current[j], before[j - 2] + 1);
-    }
-    std::swap(before, previous);
-    std::swap(previous, current);
-  }
-  return previous[n];
-}
-
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
-  // A third of the length: short words tolerate one typo, long ones a few, and unrelated
-  // names of similar length ("sm" for "l2") are not offered.
-  const std::size_t limit = std::max<std::size_t>(1, (word.size() + 2) / 3);
-  const std::string* best = nullptr;
-  std::size_t best_distance = limit + 1;
-  for (const auto& candidate : candidates) {
-    const std::size_t d = edit_distance(word, candidate);
-    if (d < best_distance) {
-      best = &candidate;
-      best_distance = d;
-    }
-  }
-  return best ? *best : std::string();
+  const std::size_t i = closest_index(word, candidates, typo_limit(word));
+  return i < candidates.size() ? candidates[i] : std::string();
 }
 
 }  // namespace simfa::kernel

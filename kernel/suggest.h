@@ -1,5 +1,6 @@
 // "Did you mean ...?" for misspelled manifest keys, table names, plugin names and workload
-// frontends: the closest candidate by edit distance, when it is close enough to be a typo.
+// frontends: the closest candidate by the sdk's edit distance, when it is close enough to be a
+// typo.
 #pragma once
 
 #include <cstddef>
@@ -7,11 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace simfa::kernel {
+#include "simfa/spelling.h"
 
-/// Optimal-string-alignment distance: insertions, deletions, substitutions and transpositions
-/// of adjacent characters each cost 1 ("asoc" -> "assoc" is 1, "memroy" -> "memory" is 1).
-std::size_t edit_distance(std::string_view a, std::string_view b);
+namespace simfa::kernel {
 
 /// The candidate closest to `word`, or "" when none is within a third of the word's length
 /// (at least 1). Ties go to the earlier candidate.

@@ -7,13 +7,11 @@
 #include <cmath>
 #include <numeric>
 
+#include "simfa/int_math.h"
+
 namespace simfa::ranking {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 /// The p-norm of the bounds: the largest when one dominates, more when several are close (a
 /// loop bound by two resources at once hides neither completely).

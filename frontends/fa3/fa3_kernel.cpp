@@ -7,13 +7,11 @@
 #include <queue>
 #include <utility>
 
+#include "simfa/int_math.h"
+
 namespace simfa::fa3 {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 /// K and V bytes FA3's L2 swizzle budgets for (hopper/tile_scheduler.hpp: "32 MB for K & V").
 constexpr std::int64_t kL2SwizzleBytes = std::int64_t{32} << 20;

@@ -60,8 +60,6 @@ inline constexpr std::int64_t kRowsPerConsumer = 64;
 /// K of one 16-bit WGMMA instruction (m64nNk16).
 inline constexpr std::int64_t kWgmmaK = 16;
 inline constexpr std::uint32_t kElementBytes = 2;  ///< FP16 / BF16 Q, K, V, O
-inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
-inline constexpr std::uint32_t kWarpsPerWarpGroup = 4;
 
 /// Q's global address; K, V and O follow, each at the next multiple of kTensorAlignment after
 /// the previous tensor, as consecutive cudaMalloc calls place them (2 MiB: the CUDA driver's

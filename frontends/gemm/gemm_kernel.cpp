@@ -4,13 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "simfa/int_math.h"
+
 namespace simfa::gemm {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 /// Registers are allocated per warp in units of 256, 8 per thread (CUDA occupancy calculator's
 /// "register allocation unit size").

@@ -38,9 +38,8 @@ enum class BLayout : std::uint8_t { kNK, kKN };
 
 /// One WGMMA instruction covers 64 rows (m64nNk).
 inline constexpr std::int64_t kWgmmaM = 64;
-/// Warps of a WarpGroup; a warp of the MMA layout covers 16 rows (Triton's nvidia_mma v3
-/// instrShape [16, n, k]).
-inline constexpr std::int64_t kWarpsPerWarpGroup = 4;
+/// A warp of the MMA layout covers 16 rows (Triton's nvidia_mma v3 instrShape [16, n, k]); a
+/// WarpGroup is kWarpsPerWarpGroup of them (simfa/isa.h).
 inline constexpr std::int64_t kRowsPerWarp = 16;
 
 /// Triton's split of a non-warp-specialized kernel's warps over the accumulator tile
@@ -84,7 +83,6 @@ inline constexpr std::uint32_t kBaseRegistersPerThread = 40;
 /// Registers per thread of a warp-specialized consumer WarpGroup: CUTLASS's setmaxnreg value
 /// (MmaRegisterRequirement = 232, same file).
 inline constexpr std::uint32_t kConsumerRegistersPerThread = 232;
-inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
 /// Bytes of one mbarrier: Triton allocates one per stage in shared memory (3 x 8 of the 98328
 /// bytes Triton reported for its 128x128x64, 3-stage GEMM on the H200; docs/ttgir.md §4).
 inline constexpr std::int64_t kMbarrierBytes = 8;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "simfa/error.h"
+#include "simfa/spelling.h"
 
 namespace simfa::trace {
 
@@ -922,25 +923,6 @@ class Parser {
   int expr_depth_ = 0;
 };
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Optimal string alignment: three rolling rows, the transposition looks two rows back.
-  const std::size_t n = b.size();
-  std::vector<std::size_t> before(n + 1), previous(n + 1), current(n + 1);
-  for (std::size_t j = 0; j <= n; ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= n; ++j) {
-      current[j] = std::min(
-          {previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        current[j] = std::min(current[j], before[j - 2] + 1);
-    }
-    std::swap(before, previous);
-    std::swap(previous, current);
-  }
-  return previous[n];
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -950,7 +932,7 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 std::string nearest_name(std::string_view word, const std::vector<std::string_view>& candidates) {
-  const std::size_t limit = std::max<std::size_t>(1, (word.size() + 2) / 3);
+  const std::size_t limit = typo_limit(word);
   const std::string w = lower(word);
   std::string_view best;
   std::size_t best_distance = limit + 1;

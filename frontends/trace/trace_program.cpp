@@ -13,13 +13,10 @@ constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kUint32Max = std::numeric_limits<std::uint32_t>::max();
 constexpr std::int64_t kInt32Min = std::numeric_limits<std::int32_t>::min();
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
-/// Named barriers per CTA (PTX ISA, bar.sync: barrier ids 0..15).
-constexpr std::int64_t kBarrierIds = 16;
 /// CUDA allows 1024 threads per block: 8 WarpGroups.
 constexpr std::int64_t kMaxWarpGroupsPerCta = 8;
 /// At most 255 registers per thread (CUDA programming guide, compute capability 9.0).
 constexpr std::int64_t kMaxRegsPerThread = 255;
-constexpr std::uint32_t kThreadsPerWarpGroup = 128;
 /// Stage ids are 8 bits wide in an Instruction.
 constexpr std::int64_t kMaxStages = 256;
 
@@ -205,10 +202,10 @@ void CtaExpander::emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram
       code.push_back(Instruction::wgmma_wait(u32(0, 0, kUint32Max, "the WGMMA_WAIT group count")));
       break;
     case Opcode::kBarArrive:
-      code.push_back(Instruction::bar_arrive(u32(0, 0, kBarrierIds - 1, "the barrier id")));
+      code.push_back(Instruction::bar_arrive(u32(0, 0, kNamedBarriers - 1, "the barrier id")));
       break;
     case Opcode::kBarWait:
-      code.push_back(Instruction::bar_wait(u32(0, 0, kBarrierIds - 1, "the barrier id")));
+      code.push_back(Instruction::bar_wait(u32(0, 0, kNamedBarriers - 1, "the barrier id")));
       break;
     case Opcode::kBubble:
       code.push_back(Instruction::bubble(u32(0, 0, kUint32Max, "BUBBLE cycles")));
@@ -271,7 +268,7 @@ void CtaExpander::expand(std::uint64_t index, CtaProgram& out) {
 
   // Pass 1: the cta block's lets and resources, in order (each may use the lets before it), so
   // that stage operands can be checked against the stage count wherever it is declared.
-  std::array<const Stmt*, kBarrierIds> barriers{};
+  std::array<const Stmt*, kNamedBarriers> barriers{};
   for (std::uint32_t i = 0; i < size; i = next(i)) {
     const Stmt& s = stmts[i];
     switch (s.kind) {
@@ -289,7 +286,7 @@ void CtaExpander::expand(std::uint64_t index, CtaProgram& out) {
         break;
       case StmtKind::kBarrier: {
         const auto id =
-            static_cast<std::size_t>(operand(s, 0, 0, kBarrierIds - 1, "the barrier id"));
+            static_cast<std::size_t>(operand(s, 0, 0, kNamedBarriers - 1, "the barrier id"));
         if (barriers[id]) fail(s.pos, "barrier " + std::to_string(id) + " is declared twice");
         barriers[id] = &s;
         if (out.barrier_participants.size() <= id) out.barrier_participants.resize(id + 1, 2);

@@ -8,8 +8,6 @@ namespace simfa::ttgir {
 
 namespace {
 
-constexpr double kThreadsPerWarpGroup = 128;
-
 std::int64_t normalize(std::int64_t v, std::uint32_t width) {
   if (width >= 64 || width == 0) return v;
   const int shift = 64 - static_cast<int>(width);

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "simfa/spelling.h"
+
 namespace simfa::ttgir {
 
 namespace {
@@ -42,32 +44,10 @@ bool parse_dims(std::string_view text, std::vector<std::int64_t>& dims) {
   }
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string suggestion(std::string_view word, const std::vector<std::string>& names) {
-  std::string best;
-  std::size_t best_d = std::max<std::size_t>(1, (word.size() + 2) / 3) + 1;
-  for (const auto& n : names) {
-    const std::size_t d = edit_distance(word, n);
-    if (d < best_d) {
-      best = n;
-      best_d = d;
-    }
-  }
-  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
+  const std::size_t i = closest_index(word, names, typo_limit(word));
+  return i < names.size() && !names[i].empty() ? " (did you mean '" + names[i] + "'?)"
+                                               : std::string();
 }
 
 std::string join(const std::vector<std::int64_t>& dims) {

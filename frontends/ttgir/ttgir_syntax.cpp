@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "simfa/int_math.h"
+
 namespace simfa::ttgir {
 
 namespace {
@@ -331,7 +333,6 @@ MmaLayout mma_layout(const MlirDocument& doc, std::uint32_t encoding_token, Pos 
 }
 
 std::uint32_t DotShape::per_warpgroup() const {
-  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   return static_cast<std::uint32_t>(ceil_div(m, instr_m) * ceil_div(n, instr_n) *
                                     ceil_div(k, instr_k));
 }

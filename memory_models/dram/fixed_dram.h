@@ -14,12 +14,11 @@
 
 #include <cstdint>
 
+#include "dram_totals.h"
+#include "simfa/clock.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
-
-#include "dram_totals.h"
-#include "slot_pool.h"
-#include "simfa/clock.h"
+#include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
 

@@ -29,12 +29,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "simfa/stats.h"
-
 #include "hbm3_address_map.h"
 #include "hbm3_config.h"
 #include "line_table.h"
-#include "slot_pool.h"
+#include "simfa/slot_pool.h"
+#include "simfa/stats.h"
 
 namespace simfa::memory_models {
 

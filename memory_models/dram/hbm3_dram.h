@@ -21,15 +21,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "simfa/component.h"
-#include "simfa/memory.h"
-
 #include "dram_totals.h"
 #include "hbm3_address_map.h"
 #include "hbm3_channel.h"
 #include "hbm3_config.h"
-#include "slot_pool.h"
 #include "simfa/clock.h"
+#include "simfa/component.h"
+#include "simfa/memory.h"
+#include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
 

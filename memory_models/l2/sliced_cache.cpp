@@ -75,6 +75,8 @@ void SlicedCache::describe(Schema& schema) {
       .doc("misses in flight per slice; a miss to a line already in flight merges, a miss "
            "finding none free waits at the head of the slice's queue");
   schema.slot("slice_map", "slice", "picks the slice of each line");
+  schema.slot("replacement", "replacement", "picks the way a new line evicts from a full set",
+              "replacement.lru");
 
   schema.stat("hits", StatKind::kCounter, "requests", kHitsDoc);
   schema.stat("misses", StatKind::kCounter, "requests", kMissesDoc);
@@ -91,6 +93,7 @@ void SlicedCache::describe(Schema& schema) {
 
 SlicedCache::SlicedCache(const BuildContext& context)
     : events_(context.events),
+      replacement_(&slot_as<ReplacementPolicy>(context, "replacement")),
       slice_count_(u32(context.params.integer("slices"))),
       assoc_(u32(context.params.integer("assoc"))),
       line_bytes_(u32(context.params.integer("line_bytes"))),
@@ -167,10 +170,9 @@ void SlicedCache::finish(Cycle end) {
 }
 
 SlicedCache::Divisor::Divisor(std::uint64_t d) {
-  __extension__ using WideProduct = unsigned __int128;
   // l = ceil(log2 d); m = floor(2^64 (2^l - d) / d) + 1 fits in 64 bits.
   const int l = d <= 1 ? 0 : 64 - std::countl_zero(d - 1);
-  multiplier_ = static_cast<std::uint64_t>((((WideProduct{1} << l) - d) << 64) / d + 1);
+  multiplier_ = static_cast<std::uint64_t>((((Uint128{1} << l) - d) << 64) / d + 1);
   shift1_ = std::min(l, 1);
   shift2_ = std::max(l - 1, 0);
 }
@@ -399,14 +401,7 @@ std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now
                       request.write,
                       static_cast<std::uint8_t>((route.far ? Pending::kFar : 0) |
                                                 (route.shadow ? Pending::kShadow : 0))};
-  if (free_pending_.empty()) {
-    pending_.push_back(entry);
-    return static_cast<std::uint32_t>(pending_.size() - 1);
-  }
-  const std::uint32_t p = free_pending_.back();
-  free_pending_.pop_back();
-  pending_[p] = entry;
-  return p;
+  return pending_.add(entry);
 }
 
 std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line) const {
@@ -439,21 +434,12 @@ SlicedCache::Way SlicedCache::install(Cycle now, std::uint32_t slice, std::uint6
                                       bool shadow) {
   const std::size_t b = block_of(slice, line);
   std::uint64_t* set = block(b);
-  // The first empty way, else the least recently used.
+  // The first empty way, else the policy's victim.
   const std::uint64_t all = assoc_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << assoc_) - 1;
   const std::uint64_t empty = ~valid_mask(set) & all;
-  std::uint32_t victim = 0;
-  if (empty != 0) {
-    victim = static_cast<std::uint32_t>(std::countr_zero(empty));
-  } else {
-    std::uint32_t oldest = ~std::uint32_t{0};
-    for (std::uint32_t w = 0; w < assoc_; ++w) {
-      if (stamp_of(set, w) < oldest) {
-        oldest = stamp_of(set, w);
-        victim = w;
-      }
-    }
-  }
+  const ReplacementPolicy::Set state = replacement_state(set);
+  const std::uint32_t victim = empty != 0 ? static_cast<std::uint32_t>(std::countr_zero(empty))
+                                          : replacement_->victim(state);
   const std::uint64_t bit = std::uint64_t{1} << victim;
   std::uint64_t& tag = tags(set)[victim];
   if (empty == 0 && (dirty_mask(set) & bit) != 0) {
@@ -464,28 +450,11 @@ SlicedCache::Way SlicedCache::install(Cycle now, std::uint32_t slice, std::uint6
   }
   tag = line;
   fingerprint_of(set, victim) = fingerprint(line);
-  stamp_of(set, victim) = next_stamp(set);
+  replacement_->on_fill(state, victim);
   valid_mask(set) |= bit;
   dirty_mask(set) &= ~bit;
   shadow_mask(set) = shadow ? shadow_mask(set) | bit : shadow_mask(set) & ~bit;
   return Way{b, victim};
-}
-
-std::uint8_t SlicedCache::next_stamp(std::uint64_t* set) {
-  std::uint64_t& c = clock(set);
-  if (c == 0xff) {
-    // Renumber: the ways in stamp order (then way order) get 1..assoc.
-    std::uint8_t rank[64];
-    for (std::uint32_t w = 0; w < assoc_; ++w) {
-      std::uint32_t r = 1;
-      for (std::uint32_t v = 0; v < assoc_; ++v)
-        r += stamp_of(set, v) < stamp_of(set, w) || (stamp_of(set, v) == stamp_of(set, w) && v < w);
-      rank[w] = static_cast<std::uint8_t>(r);
-    }
-    for (std::uint32_t w = 0; w < assoc_; ++w) stamp_of(set, w) = rank[w];
-    c = assoc_;
-  }
-  return static_cast<std::uint8_t>(++c);
 }
 
 void SlicedCache::mark_dirty(Way w, std::uint32_t sectors) {

@@ -1,5 +1,6 @@
 // SlicedCache: the cache core both L2 plugins are built on (l2.unified, l2.remote_copy). It owns
-// the slices: a set-associative LRU tag array each, a request queue drained at the slice's
+// the slices: a set-associative tag array each (its replacement policy a sub-slot,
+// `replacement`, LRU unless the manifest names another), a request queue drained at the slice's
 // request bandwidth, an MSHR file that merges misses to one line and stalls the queue when full,
 // and the DRAM path (fills, write-backs). Subclasses pick the slice a request goes to (send) and
 // react to what a slice served (on_served).
@@ -22,8 +23,10 @@
 #include "line_table.h"
 #include "next_line.h"
 #include "simfa/component.h"
+#include "simfa/int_math.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
+#include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
 
@@ -69,7 +72,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   /// subclass sends it on. The request counts as neither hit nor miss at this slice.
   virtual void on_shadow_miss(Cycle /*now*/, const MemRequest& /*request*/) {}
 
-  /// Puts a clean shadow copy of `line` into `slice`, evicting its set's LRU line.
+  /// Puts a clean shadow copy of `line` into `slice`, evicting as a fill does.
   void insert_shadow(Cycle now, std::uint32_t slice, std::uint64_t line);
   /// Drops `slice`'s copy of `line`, if any (shadow copies only: they are never dirty).
   void invalidate_shadow(std::uint32_t slice, std::uint64_t line);
@@ -90,8 +93,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
    public:
     explicit Divisor(std::uint64_t d = 1);
     std::uint64_t divide(std::uint64_t n) const {
-      __extension__ using WideProduct = unsigned __int128;
-      const auto t = static_cast<std::uint64_t>((WideProduct{multiplier_} * n) >> 64);
+      const auto t = static_cast<std::uint64_t>((Uint128{multiplier_} * n) >> 64);
       return (t + ((n - t) >> shift1_)) >> shift2_;
     }
 
@@ -198,10 +200,11 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   // One set of one slice is a block of block_words_ 64-bit words on the host's 64-byte cache
   // lines: first what a lookup reads (with 16 ways, one line), then the ways' tags (line
   // indices), of which a lookup reads the one its fingerprint points at:
-  //   per way, an 8-bit fingerprint of its line and an 8-bit LRU stamp (the set's own clock at
-  //   its last touch: larger is more recent), then the clock, and masks of the valid ways, of
-  //   the ways holding shadow copies and of the dirty ways (whose dirty sectors, bit i = sector
-  //   i, live apart in dirty_).
+  //   per way, an 8-bit fingerprint of its line and a byte of replacement state, then a word of
+  //   replacement state for the set (ReplacementPolicy::Set: for replacement.lru, each way's
+  //   stamp and the set's clock), and masks of the valid ways, of the ways holding shadow
+  //   copies and of the dirty ways (whose dirty sectors, bit i = sector i, live apart in
+  //   dirty_).
   // A lookup that fails (a miss, a far request finding no shadow copy) reads one line; a hit two.
   // A way is a global index block * assoc + way-in-set.
   std::uint64_t* block(std::size_t b) { return block_base_ + b * block_words_; }
@@ -209,17 +212,13 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   static std::uint8_t fingerprint(std::uint64_t line) {
     return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56);
   }
-  // Byte `i` of the fingerprints or the stamps (through unsigned char, which may alias).
+  // Byte `i` of the fingerprints (through unsigned char, which may alias).
   std::uint8_t& fingerprint_of(std::uint64_t* set, std::uint32_t way) {
     return reinterpret_cast<unsigned char*>(set)[way];
   }
-  std::uint8_t& stamp_of(std::uint64_t* set, std::uint32_t way) {
-    return reinterpret_cast<unsigned char*>(set + meta_words_)[way];
+  ReplacementPolicy::Set replacement_state(std::uint64_t* set) const {
+    return {reinterpret_cast<unsigned char*>(set + meta_words_), &set[2 * meta_words_], assoc_};
   }
-  std::uint8_t stamp_of(const std::uint64_t* set, std::uint32_t way) const {
-    return reinterpret_cast<const unsigned char*>(set + meta_words_)[way];
-  }
-  std::uint64_t& clock(std::uint64_t* set) { return set[2 * meta_words_]; }
   std::uint64_t valid_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 1]; }
   std::uint64_t& valid_mask(std::uint64_t* set) { return set[2 * meta_words_ + 1]; }
   std::uint64_t shadow_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 2]; }
@@ -227,9 +226,6 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint64_t& dirty_mask(std::uint64_t* set) { return set[2 * meta_words_ + 3]; }
   std::uint64_t* tags(std::uint64_t* set) { return set + tag_word_; }
   const std::uint64_t* tags(const std::uint64_t* set) const { return set + tag_word_; }
-  /// The next stamp of `set`. When its clock runs out, its stamps are renumbered to their ranks
-  /// (1..assoc), which keeps their order.
-  std::uint8_t next_stamp(std::uint64_t* set);
   /// The way-in-set of `set` holding `line`, or kNone.
   std::uint32_t find_in(const std::uint64_t* set, std::uint64_t line) const;
   /// A way: its set (block) and its index in the set.
@@ -240,15 +236,13 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   };
   /// The way of `slice` holding `line` (way kNone: none).
   Way find(std::uint32_t slice, std::uint64_t line) const;
-  /// Installs `line` in `slice` over its set's LRU way (writing that way back when dirty).
+  /// Installs `line` in `slice` over its set's first empty way, else the replacement policy's
+  /// victim (writing that way back when dirty).
   Way install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow);
-  void touch(Way w) {
-    std::uint64_t* set = block(w.block);
-    stamp_of(set, w.way) = next_stamp(set);
-  }
+  void touch(Way w) { replacement_->on_hit(replacement_state(block(w.block)), w.way); }
   /// Adds `sectors` to the dirty sectors of `w`.
   void mark_dirty(Way w, std::uint32_t sectors);
-  void free_pending(std::uint32_t p) { free_pending_.push_back(p); }
+  void free_pending(std::uint32_t p) { pending_.release(p); }
   std::uint32_t sector_mask(const MemRequest& request) const;
   void occupancy_changed(Slice& s, Cycle now);
   // mshr_lines' view of the pending requests owning MSHRs.
@@ -262,6 +256,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   EventQueue& events_;
   const SliceMap* slice_map_ = nullptr;
   MemoryPort* dram_ = nullptr;
+  ReplacementPolicy* replacement_;
 
   std::uint32_t slice_count_, assoc_, sets_ = 0, line_bytes_, sector_bytes_, mshrs_;
   int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
@@ -271,7 +266,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Divisor slice_divisor_, set_divisor_;
 
   std::size_t block_words_ = 0;
-  std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of stamps follow
+  std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of replacement bytes follow
   std::size_t tag_word_ = 0;    ///< where a block's tags start
   std::vector<std::uint64_t> blocks_;    ///< the storage, with room to align the first block
   std::uint64_t* block_base_ = nullptr;  ///< the first block, on a 64-byte boundary
@@ -279,8 +274,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
   std::vector<Slice> slice_state_;
   std::vector<ResponseClass> response_classes_;  ///< one per route latency seen (usually 2)
-  std::vector<Pending> pending_;
-  std::vector<std::uint32_t> free_pending_;
+  SlotPool<Pending> pending_;
 
   Counter& hits_;
   Counter& misses_;

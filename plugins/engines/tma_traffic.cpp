@@ -117,15 +117,7 @@ void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
 void TmaTraffic::issue(Cycle now, const TmaOp& op) {
   if (op.op != Opcode::kTmaBulk && op.map == nullptr)
     throw Error(std::string("internal: ") + opcode_name(op.op) + " issued without a TensorMap");
-  std::uint32_t slot;
-  if (free_ops_.empty()) {
-    slot = static_cast<std::uint32_t>(ops_.size());
-    ops_.emplace_back();
-  } else {
-    slot = free_ops_.back();
-    free_ops_.pop_back();
-  }
-  ops_[slot] = Op{op, now + setup_.latency(op.op)};
+  const std::uint32_t slot = ops_.add(Op{op, now + setup_.latency(op.op)});
   if (++op_serial_ == 0) ++op_serial_;  // 0 marks a free slot
   ops_[slot].serial = op_serial_;
   waiting_.push(slot);
@@ -235,7 +227,7 @@ void TmaTraffic::complete(Cycle now, std::uint32_t slot) {
   const std::uint32_t bytes = ops_[slot].op.bytes;
   const bool reported = ops_[slot].reported;
   ops_[slot].serial = 0;  // a sent-report still pending for it finds no op
-  free_ops_.push_back(slot);
+  ops_.release(slot);
   busy_.end(now);
   if (!reported) client_->on_tma_complete(now, token, bytes);
 }

@@ -19,6 +19,7 @@
 #include "simfa/core.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
+#include "simfa/slot_pool.h"
 
 #include "busy_time.h"
 #include "tma_setup.h"
@@ -82,8 +83,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
 
   // Ops live in a pool (the slot index is the memory token); `waiting_` holds the slots not yet
   // generating, in issue order.
-  std::vector<Op> ops_;
-  std::vector<std::uint32_t> free_ops_;
+  SlotPool<Op> ops_;
   RingQueue<std::uint32_t> waiting_;
   std::uint32_t generating_ = kNoOp;
   std::vector<Addr> requests_;  ///< request addresses of the generating op

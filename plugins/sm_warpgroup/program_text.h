@@ -13,9 +13,6 @@
 
 namespace simfa::sm_warpgroup {
 
-/// Named barriers per CTA: PTX `bar.sync` / `bar.arrive` take ids 0..15.
-inline constexpr std::uint32_t kNamedBarriers = 16;
-
 /// Participants of named barrier `id` (the program's list; 2 for ids it does not list).
 std::uint32_t barrier_participants(const CtaProgram& program, std::uint32_t id);
 

@@ -1,15 +1,16 @@
 // The FA3 model against values worked by hand (the arithmetic is in the comments) and against
 // brute-force enumeration of CTAs, waves and mask rows.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "analytical/floor_sum.h"
 #include "analytical/llc_survival.h"
 #include "analytical/model.h"
+#include "simfa/int_math.h"
 #include "test_gpus.h"
 
 namespace simfa::analytical {

@@ -1,14 +1,15 @@
 // The GEMM model against values worked by hand and against enumeration of the launch order.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "analytical/floor_sum.h"
 #include "analytical/llc_survival.h"
 #include "analytical/model.h"
+#include "simfa/int_math.h"
 #include "test_gpus.h"
 
 namespace simfa::analytical {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gemm_source.h"
+#include "simfa/int_math.h"
 #include "support/null_build_context.h"
 #include "support/program_listing.h"
 #include "support/test_files.h"
@@ -51,10 +52,6 @@ std::string ttgir_args(const Shape& s) {
   return "M=" + d(s.m) + ";N=" + d(s.n) + ";K=" + d(s.k) + ";a_desc.shape=" + d(s.m) + "x" +
          d(s.k) + ";b_desc.shape=" + d(s.n) + "x" + d(s.k) + ";c_desc.shape=" + d(s.m) + "x" +
          d(s.n);
-}
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
 }
 
 /// The gemm: keys of one Triton configuration.

@@ -49,6 +49,22 @@ class TestCatalog final : public SchemaCatalog {
           .doc("writes");
       s.slot("slice_map", "slice", "address to slice");
     });
+    // An L2 whose replacement sub-slot is optional (the real L2s' shape), and its policies.
+    add("l2.studied", [](Schema& s) {
+      s.size("size").min(1).doc("capacity");
+      s.integer("assoc").unit("ways").def(16).range(1, 64).doc("associativity");
+      s.slot("slice_map", "slice", "address to slice");
+      s.slot("replacement", "replacement", "the way a fill evicts", "replacement.lru");
+    });
+    add("replacement.lru", [](Schema&) {});
+    add("replacement.srrip",
+        [](Schema& s) { s.integer("rrpv_bits").def(2).range(1, 8).doc("RRPV bits"); });
+    add("l2.broken_default", [](Schema& s) {
+      s.size("size").min(1).doc("capacity");
+      s.integer("assoc").unit("ways").def(16).range(1, 64).doc("associativity");
+      s.slot("slice_map", "slice", "address to slice");
+      s.slot("replacement", "replacement", "the way a fill evicts", "replacement.missing");
+    });
     add("slice.xor", [](Schema& s) { s.integer("num_slices").def(80).min(1).doc("slices"); });
     add("slice.linear", [](Schema& s) { s.integer("num_slices").def(80).min(1).doc("slices"); });
     add("dram.fixed", [](Schema& s) {
@@ -388,6 +404,43 @@ TEST(Overrides, SwitchingAPluginValidatesTheTableAgainstTheNewOne) {
   // A sub-slot's plugin.
   const Manifest linear = load("base.toml", {{"memory.l2.slice_map.plugin", "slice.linear"}});
   EXPECT_EQ(linear.find("memory.l2.slice_map")->plugin, "slice.linear");
+}
+
+TEST(Slots, AnOptionalSubSlotLeftOutGetsItsDefaultPlugin) {
+  // No [memory.l2.replacement] table: the slot's default, with its defaults, in the resolved
+  // manifest like any other component.
+  const Manifest m = load("optional_slot.toml");
+  const ComponentConfig* r = m.find("memory.l2.replacement");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->plugin, "replacement.lru");
+  EXPECT_EQ(boost::json::serialize(m.resolved.at("memory").at("l2").at("replacement")),
+            R"({"plugin":"replacement.lru"})");
+
+  // Named: that plugin, its parameters checked as usual.
+  const Manifest srrip =
+      load("optional_slot.toml", {{"memory.l2.replacement.plugin", "replacement.srrip"},
+                                  {"memory.l2.replacement.rrpv_bits", "3"}});
+  EXPECT_EQ(srrip.find("memory.l2.replacement")->plugin, "replacement.srrip");
+  EXPECT_EQ(params(srrip, "memory.l2.replacement").integer("rrpv_bits"), 3);
+  EXPECT_NE(srrip.sha256, m.sha256);
+
+  // A table without `plugin` is the default's parameters: rrpv_bits is not one of lru's.
+  EXPECT_EQ(errors("optional_slot.toml", {{"memory.l2.replacement.rrpv_bits", "3"}}),
+            (Messages{"--set memory.l2.replacement.rrpv_bits=3: error: [memory.l2.replacement] "
+                      "unknown key 'rrpv_bits' [plugin replacement.lru 1.0.0]"}));
+  EXPECT_EQ(errors("optional_slot.toml", {{"memory.l2.replacement.plugin", "replacement.srip"}}),
+            (Messages{"--set memory.l2.replacement.plugin=replacement.srip: error: "
+                      "[memory.l2.replacement] unknown plugin 'replacement.srip' (did you mean "
+                      "'replacement.srrip'?)"}));
+}
+
+TEST(Slots, ADefaultPluginThatIsNotLoadedIsAnError) {
+  const std::vector<std::string> messages = errors("broken_default.toml");
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("[memory.l2.replacement] the default plugin 'replacement.missing' "
+                             "(kind 'replacement') is not loaded"),
+            std::string::npos)
+      << messages[0];
 }
 
 TEST(Overrides, MalformedOverrides) {

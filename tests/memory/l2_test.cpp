@@ -11,17 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include "l2_bench.h"
 #include "linear_slice_map.h"
 #include "memory_harness.h"
 #include "remote_copy_l2.h"
 #include "simfa/error.h"
+#include "srrip_replacement.h"
 #include "unified_l2.h"
 #include "xor_slice_map.h"
 
 namespace simfa::memory_models {
 namespace {
 
-using test::MemoryBench;
+using test::L2Bench;
 using test::ParamOverrides;
 using test::read_request;
 using test::RecordingClient;
@@ -45,13 +47,13 @@ ParamOverrides small(std::int64_t assoc, std::int64_t sets) {
 }
 
 // An L2 of type T wired to a slice map and a fake DRAM of latency `dram_latency`.
-template <typename T, typename Map = LinearSliceMap>
+template <typename T, typename Map = LinearSliceMap, typename Policy = LruReplacement>
 struct Rig {
   explicit Rig(const ParamOverrides& overrides, Cycle dram_latency = 100, std::uint64_t seed = 1,
                int sm_count = 132)
       : bench(sm_count),
-        l2(bench.make<T>(overrides, seed)),
-        map(bench.make<Map>()),
+        l2(bench.template make<T>(overrides, seed)),
+        map(bench.template make<Map>()),
         dram(bench.events, dram_latency) {
     l2->connect(*map, dram);
   }
@@ -61,7 +63,7 @@ struct Rig {
   }
   std::uint64_t stat(const std::string& name) const { return bench.stats.value("c." + name); }
 
-  MemoryBench bench;
+  L2Bench<Policy> bench;
   std::unique_ptr<T> l2;
   std::unique_ptr<Map> map;
   RecordingMemory dram;
@@ -131,6 +133,75 @@ TEST(UnifiedL2, LruOrderSurvivesThousandsOfTouchesOfOneSet) {
   EXPECT_EQ(fetched, (std::vector<Addr>{0, 1, 2, 3, 4, 5, 6, 1}));
   EXPECT_EQ(rig.stat("hits"), 1004u);
   EXPECT_EQ(rig.stat("misses"), 8u);
+}
+
+// ---- replacement policies (the `replacement` sub-slot) -----------------------------------------
+
+// SRRIP's state alone (Jaleel et al., ISCA 2010, figure 5, hit priority): with M = 3 bits a fill
+// predicts 2^3 - 2 = 6, a hit 0, and a victim is the first way at 7 after aging every way.
+TEST(SrripReplacement, FillHitAndVictimFollowThePaper) {
+  L2Bench<> bench;
+  auto srrip = bench.make<SrripReplacement>({{"rrpv_bits", std::int64_t{3}}});
+  std::uint8_t ways[4] = {};
+  std::uint64_t word = 0;
+  const ReplacementPolicy::Set set{ways, &word, 4};
+  for (std::uint32_t w = 0; w < 4; ++w) srrip->on_fill(set, w);
+  EXPECT_EQ(std::vector<int>(ways, ways + 4), (std::vector<int>{6, 6, 6, 6}));
+  srrip->on_hit(set, 0);
+  srrip->on_hit(set, 3);
+  EXPECT_EQ(std::vector<int>(ways, ways + 4), (std::vector<int>{0, 6, 6, 0}));
+  // No way at 7: all age by 1, and the first of the largest (way 1) is the victim.
+  EXPECT_EQ(srrip->victim(set), 1u);
+  EXPECT_EQ(std::vector<int>(ways, ways + 4), (std::vector<int>{1, 7, 7, 1}));
+  srrip->on_fill(set, 1);
+  // Way 2 is already at 7: no aging.
+  EXPECT_EQ(srrip->victim(set), 2u);
+  EXPECT_EQ(std::vector<int>(ways, ways + 4), (std::vector<int>{1, 6, 7, 1}));
+  EXPECT_EQ(word, 0u);  // SRRIP keeps no per-set word
+}
+
+// Scan resistance, the reason for RRIP (the paper's section 2): a 2-line working set, re-used,
+// then a one-pass stream of 6 lines through the same 4-way set, then the working set again.
+// LRU: the stream's 12 and 13 evict 0 and 1 (the least recently used), so both miss again.
+// SRRIP (M = 2: fill at 2, hit at 0, evict at 3): the stream's lines age to 3 before the working
+// set does ([0 0 2 2] -> 12 ages all, evicts 10: [1 1 2 3] -> 13 evicts 11: [1 1 2 2] -> 14 ages
+// all, evicts 12: [2 2 2 3] -> 15 evicts 13: [2 2 2 2]), so 0 and 1 hit.
+template <typename Policy>
+std::vector<Addr> fetched_around_a_scan(std::uint64_t& hits) {
+  Rig<UnifiedL2, LinearSliceMap, Policy> rig(small(4, 1));
+  const std::vector<std::uint64_t> lines = {0, 1, 0, 1, 10, 11, 12, 13, 14, 15, 0, 1};
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    rig.send_at(1000 * i, read_request(lines[i] * kLine, i, rig.client));
+  rig.bench.events.run();
+  std::vector<Addr> fetched;
+  for (const auto& s : rig.dram.sent) fetched.push_back(s.request.addr / kLine);
+  hits = rig.stat("hits");
+  EXPECT_EQ(rig.client.responses.size(), lines.size());
+  return fetched;
+}
+
+TEST(UnifiedL2, SrripKeepsAReusedWorkingSetThroughAScanThatLruFlushesIt) {
+  std::uint64_t hits = 0;
+  EXPECT_EQ(fetched_around_a_scan<LruReplacement>(hits),
+            (std::vector<Addr>{0, 1, 10, 11, 12, 13, 14, 15, 0, 1}));
+  EXPECT_EQ(hits, 2u);
+  EXPECT_EQ(fetched_around_a_scan<SrripReplacement>(hits),
+            (std::vector<Addr>{0, 1, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(hits, 4u);
+}
+
+// Under SRRIP a line filled and never hit is still evicted eventually: a stream through one set
+// longer than the paper's window fetches every line once and leaves the cache working.
+TEST(UnifiedL2, SrripEvictsAWorkingSetThatStopsBeingUsed) {
+  Rig<UnifiedL2, LinearSliceMap, SrripReplacement> rig(small(4, 1));
+  std::vector<std::uint64_t> lines = {0, 1, 0, 1};
+  for (std::uint64_t l = 10; l < 20; ++l) lines.push_back(l);  // 10 distinct lines: 0, 1 age out
+  lines.push_back(0);
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    rig.send_at(1000 * i, read_request(lines[i] * kLine, i, rig.client));
+  rig.bench.events.run();
+  EXPECT_EQ(rig.stat("hits"), 2u);
+  EXPECT_EQ(rig.stat("misses"), 13u);  // 0, 1, the 10 streamed lines and 0 again
 }
 
 TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
@@ -322,7 +393,7 @@ TEST(UnifiedL2, EveryRequestIsAnsweredOnceUnderPressure) {
 }
 
 TEST(UnifiedL2, SizeMustGiveAWholeNumberOfSets) {
-  MemoryBench bench;
+  L2Bench<> bench;
   try {
     // 50 MiB / (3 x 16 x 128) = 8533.33 sets.
     bench.make<UnifiedL2>({{"slices", std::int64_t{3}}});
@@ -343,10 +414,14 @@ TEST(UnifiedL2, Schema) {
   EXPECT_EQ(test::schema_problems<UnifiedL2>(), "");
   Schema schema;
   UnifiedL2::describe(schema);
-  ASSERT_EQ(schema.slots().size(), 1u);
+  ASSERT_EQ(schema.slots().size(), 2u);
   EXPECT_EQ(schema.slots()[0].name, "slice_map");
   EXPECT_EQ(schema.slots()[0].kind, "slice");
-  MemoryBench bench;
+  EXPECT_EQ(schema.slots()[0].default_plugin, "");  // the manifest must name one
+  EXPECT_EQ(schema.slots()[1].name, "replacement");
+  EXPECT_EQ(schema.slots()[1].kind, "replacement");
+  EXPECT_EQ(schema.slots()[1].default_plugin, "replacement.lru");
+  L2Bench<> bench;
   auto l2 = bench.make<UnifiedL2>();
   EXPECT_EQ(l2->slices(), 160u);
   EXPECT_EQ(l2->sets(), 160u);  // 50 MiB / (160 x 16 x 128)
@@ -391,7 +466,7 @@ TEST(UnifiedL2, LatencyAndRateCountTheMemoryClock) {
   // The slice runs at 2000 MHz under a 1000 MHz SM clock. Hit latency 11 memory cycles is
   // ceil(11 / 2) = 6 SM cycles; 0.25 requests per memory cycle are one every 2 SM cycles (had
   // they counted SM cycles: a latency of 11 and one request every 4 cycles).
-  MemoryBench bench;
+  L2Bench<> bench;
   bench.gpu.clock_mhz = 1000;
   bench.gpu.memory_clock_mhz = 2000;
   auto l2 = bench.make<UnifiedL2>(
@@ -545,7 +620,7 @@ TEST(RemoteCopyL2, NoInsertionAtOrAboveTheOccupancyThreshold) {
 }
 
 TEST(RemoteCopyL2, OddSliceCountIsAnError) {
-  MemoryBench bench(4);
+  L2Bench<> bench(4);
   // 5 x 16 x 128 x 10 bytes: whole sets, but 5 slices do not split into two partitions.
   try {
     bench.make<RemoteCopyL2>({{"slices", std::int64_t{5}}, {"size", std::int64_t{5 * 16 * 128 * 10}}});
@@ -557,7 +632,7 @@ TEST(RemoteCopyL2, OddSliceCountIsAnError) {
 
 TEST(RemoteCopyL2, Schema) {
   EXPECT_EQ(test::schema_problems<RemoteCopyL2>(), "");
-  MemoryBench bench;
+  L2Bench<> bench;
   auto l2 = bench.make<RemoteCopyL2>();
   EXPECT_EQ(bench.stats.names(), test::declared_stats_expanded<RemoteCopyL2>(160));
 }

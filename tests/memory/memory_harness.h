@@ -9,13 +9,33 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine_harness.h"
 #include "simfa/component.h"
+#include "simfa/error.h"
 #include "simfa/memory.h"
 
 namespace simfa::test {
+
+/// Sub-slot components by path, as the kernel hands them to a component (BuildContext::slots).
+class TestSlots final : public SlotResolver {
+ public:
+  void add(std::string path, Component& component) {
+    entries_.emplace_back(std::move(path), &component);
+  }
+  bool empty() const { return entries_.empty(); }
+  Component& slot(std::string_view path) const override {
+    for (const auto& [p, c] : entries_)
+      if (p == path) return *c;
+    throw Error("test: no component for sub-slot '" + std::string(path) + "'");
+  }
+
+ private:
+  std::vector<std::pair<std::string, Component*>> entries_;
+};
 
 /// Builds GPU-wide memory components against one queue and one stats registry.
 class MemoryBench {
@@ -23,6 +43,7 @@ class MemoryBench {
   TestEventQueue events;
   TestStats stats;
   GpuConfig gpu;
+  TestSlots slots;  ///< given to every component made after they were added
 
   explicit MemoryBench(int sm_count = 132) { gpu.sm_count = sm_count; }
 
@@ -31,7 +52,9 @@ class MemoryBench {
   std::unique_ptr<T> make(const ParamOverrides& overrides = {}, std::uint64_t seed = 1,
                           const std::string& prefix = "c") {
     params_.push_back(resolve_params<T>(overrides));
-    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, seed, -1};
+    const SlotResolver* sub_slots = slots.empty() ? nullptr : &slots;
+    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, seed, -1,
+                               sub_slots};
     return std::make_unique<T>(context);
   }
 

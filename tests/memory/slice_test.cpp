@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "l2_bench.h"
 #include "linear_slice_map.h"
 #include "memory_harness.h"
 #include "unified_l2.h"
@@ -86,7 +87,7 @@ TEST(SliceMaps, FormulasOnSingleLines) {
 // The imbalance as time: 128 misses 2048 B apart, all sent at cycle 0, to 64 slices that take one
 // request every 4 cycles (requests_per_cycle 0.25), hit latency 10, DRAM latency 100.
 Cycle last_response(bool xor_map) {
-  MemoryBench bench;
+  test::L2Bench<> bench;
   auto l2 = bench.make<UnifiedL2>({{"slices", std::int64_t{64}},
                                    {"size", std::int64_t{64 * 16 * 128}},
                                    {"hit_latency", std::int64_t{10}},

@@ -15,16 +15,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "simfa/int_math.h"  // Uint128
 #include "simfa/types.h"
 
 namespace simfa {
 
 /// Femtoseconds since cycle 0 (2^64 fs is about 5 hours of simulated time).
 using Femtoseconds = std::uint64_t;
-
-/// Products of times and frequencies overflow 64 bits; GCC's 128-bit integer holds them
-/// (__extension__ keeps -Wpedantic quiet about the non-standard type).
-__extension__ typedef unsigned __int128 Uint128;
 
 inline constexpr std::uint64_t kFemtosecondsPerSecond = 1'000'000'000'000'000;
 

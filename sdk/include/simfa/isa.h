@@ -10,6 +10,14 @@
 
 namespace simfa {
 
+/// A WarpGroup, the unit that issues an instruction stream, is four contiguous warps of 32 threads
+/// (PTX ISA 8.x, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate": a warpgroup is a set
+/// of four contiguous warps).
+inline constexpr std::uint32_t kWarpsPerWarpGroup = 4;
+inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
+/// Named barriers per CTA: `bar.sync` / `bar.arrive` take ids 0..15 (PTX ISA, bar).
+inline constexpr std::uint32_t kNamedBarriers = 16;
+
 enum class Opcode : std::uint8_t {
   kTmaLoad,       ///< map, coords at pool[x..x+rank), stage
   kTmaBulk,       ///< address at pool64[x], bytes y, stage

@@ -44,9 +44,10 @@ namespace simfa {
 
 // ---- the memory hierarchy (DESIGN.md §5): coalescer -> L2 (slice map) -> DRAM -------------------
 // A manifest either names one `[memory]` port (e.g. memory.ideal) or the hierarchy's slots
-// `[coalescer]`, `[l2]` (with its `[l2.slice_map]` sub-slot) and `[dram]`; the kernel builds the
-// chain and connects each level to the next. Responses travel back through MemRequest::client:
-// a level that forwards a request substitutes itself as the client and keeps the original.
+// `[coalescer]`, `[l2]` (with its `[l2.slice_map]` and optional `[l2.replacement]` sub-slots) and
+// `[dram]`; the kernel builds the chain and connects each level to the next. Responses travel back
+// through MemRequest::client: a level that forwards a request substitutes itself as the client and
+// keeps the original.
 
 /// Kind "coalescer": the SM-facing port of the hierarchy; merges identical line requests.
 class SIMFA_API Coalescer : public MemoryPort {
@@ -59,6 +60,27 @@ class SIMFA_API SliceMap : public Component {
  public:
   /// `line` is the line index (address / line bytes); returns a slice in [0, slices).
   virtual std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const = 0;
+};
+
+/// Kind "replacement": which way of a full L2 set a new line evicts, and how hits and fills age
+/// the ways (`[memory.l2.replacement]`; the default, `replacement.lru`, is least recently used).
+/// The cache owns the state: per set, one byte per way and one 64-bit word, all zero at the
+/// start, which the policy reads and writes as it likes. Empty ways are filled first, without
+/// asking the policy; a way emptied (an invalidated shadow copy) keeps its byte until the next
+/// fill. One call per hit and per fill: no per-cycle work.
+class SIMFA_API ReplacementPolicy : public Component {
+ public:
+  struct Set {
+    std::uint8_t* ways;   ///< ways[0..assoc): the per-way state
+    std::uint64_t* word;  ///< the set's own word
+    std::uint32_t assoc;  ///< ways in the set (1..64)
+  };
+  /// A request hit `way`.
+  virtual void on_hit(Set set, std::uint32_t way) = 0;
+  /// A line was installed in `way` (a fill, a full-line write or a shadow copy).
+  virtual void on_fill(Set set, std::uint32_t way) = 0;
+  /// The way a new line evicts; every way of `set` is valid. May update the state (e.g. age it).
+  virtual std::uint32_t victim(Set set) = 0;
 };
 
 /// Kind "l2": the last-level cache. It must provide the counters llc_read_bytes /

@@ -104,6 +104,9 @@ struct SlotSpec {
   std::string name;
   std::string kind;
   std::string doc;
+  /// The plugin built when the manifest has no table for the slot, or a table without `plugin`;
+  /// "" when the manifest must name one.
+  std::string default_plugin;
 };
 
 /// A component's self-description: parameters, sub-slots and statistics.
@@ -120,8 +123,9 @@ class Schema {
   ParamBuilder bandwidth(std::string name) {
     return add(std::move(name), ParamType::kBandwidth).unit("B/s");
   }
-  void slot(std::string name, std::string kind, std::string doc) {
-    slots_.push_back({std::move(name), std::move(kind), std::move(doc)});
+  /// A sub-slot the manifest must fill, or, with `default_plugin`, one it may leave out.
+  void slot(std::string name, std::string kind, std::string doc, std::string default_plugin = {}) {
+    slots_.push_back({std::move(name), std::move(kind), std::move(doc), std::move(default_plugin)});
   }
   void stat(std::string name, StatKind kind, std::string unit, std::string doc) {
     stats_.push_back({std::move(name), kind, std::move(unit), std::move(doc)});

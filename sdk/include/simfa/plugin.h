@@ -16,7 +16,8 @@
 namespace simfa {
 
 /// Bumped on any change to an sdk type that crosses the plugin boundary.
-inline constexpr std::uint32_t kSdkAbiVersion = 3;  // 3: compute BUBBLEs, CtaProgram::work
+/// 4: optional sub-slots (SlotSpec::default_plugin) and the kind "replacement".
+inline constexpr std::uint32_t kSdkAbiVersion = 4;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

@@ -1,11 +1,13 @@
 // Values in flight addressed by a small index (an event payload, a list link). Freed slots are
-// reused, so once the pool has grown to the most ever in flight nothing more is allocated.
+// reused, most recently freed first, so once the pool has grown to the most ever in flight
+// nothing more is allocated. Header-only, for plugins' own use: it never crosses a plugin
+// boundary.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace simfa::memory_models {
+namespace simfa {
 
 template <typename T>
 class SlotPool {
@@ -30,4 +32,4 @@ class SlotPool {
   std::vector<std::uint32_t> free_;
 };
 
-}  // namespace simfa::memory_models
+}  // namespace simfa

@@ -1,0 +1,152 @@
+// The sdk's support layer: the did-you-mean distance, integer helpers, the slot pool, the FIFO
+// ring and the WarpGroup constants that the kernel, the plugins and the frontends share.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simfa/int_math.h"
+#include "simfa/isa.h"
+#include "simfa/ring_queue.h"
+#include "simfa/slot_pool.h"
+#include "simfa/spelling.h"
+
+namespace simfa {
+namespace {
+
+TEST(EditDistance, CountsEachEditOnce) {
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("assoc", "assoc"), 0u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("asoc", "assoc"), 1u);       // an insertion
+  EXPECT_EQ(edit_distance("asssoc", "assoc"), 1u);     // a deletion
+  EXPECT_EQ(edit_distance("block_n", "block_m"), 1u);  // a substitution
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+}
+
+TEST(EditDistance, AnAdjacentTranspositionIsOneEdit) {
+  EXPECT_EQ(edit_distance("memroy", "memory"), 1u);
+  EXPECT_EQ(edit_distance("haeds", "heads"), 1u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);
+  // Optimal string alignment, not unrestricted Damerau-Levenshtein: a transposed pair is not
+  // edited again, so "ca" -> "abc" is 3 (Damerau-Levenshtein would give 2).
+  EXPECT_EQ(edit_distance("ca", "abc"), 3u);
+}
+
+TEST(EditDistance, IsSymmetric) {
+  const std::array<std::string_view, 5> words = {"", "l2", "dram", "memroy", "slice_map"};
+  for (std::string_view a : words)
+    for (std::string_view b : words) EXPECT_EQ(edit_distance(a, b), edit_distance(b, a)) << a << b;
+}
+
+TEST(TypoLimit, IsAThirdOfTheLengthRoundedUpAndAtLeastOne) {
+  EXPECT_EQ(typo_limit(""), 1u);
+  EXPECT_EQ(typo_limit("l2"), 1u);
+  EXPECT_EQ(typo_limit("abc"), 1u);
+  EXPECT_EQ(typo_limit("asoc"), 2u);
+  EXPECT_EQ(typo_limit("memory"), 2u);
+  EXPECT_EQ(typo_limit("replacement"), 4u);
+  static_assert(typo_limit("assoc") == 2);
+}
+
+TEST(ClosestIndex, PicksTheNearestWithinTheLimit) {
+  const std::vector<std::string> keys = {"size", "assoc", "line_bytes"};
+  EXPECT_EQ(closest_index("asoc", keys, 2), 1u);
+  EXPECT_EQ(closest_index("sizes", keys, 2), 0u);
+  EXPECT_EQ(closest_index("lines_bytes", keys, 1), 2u);
+  EXPECT_EQ(closest_index("sise", keys, 0), keys.size());  // one edit away, none allowed
+  EXPECT_EQ(closest_index("sise", keys, 1), 0u);
+  EXPECT_EQ(closest_index("banks", keys, 2), keys.size());
+  EXPECT_EQ(closest_index("anything", std::vector<std::string>{}, 8), 0u);
+}
+
+TEST(ClosestIndex, TiesGoToTheEarlierCandidate) {
+  const std::array<std::string_view, 3> names = {"lru", "lfu", "lru"};
+  EXPECT_EQ(closest_index("lxu", names, 1), 0u);
+  EXPECT_EQ(closest_index("lru", names, 1), 0u);
+  const std::array<std::string_view, 2> swapped = {"lfu", "lru"};
+  EXPECT_EQ(closest_index("lxu", swapped, 1), 0u);
+}
+
+TEST(CeilDiv, RoundsUp) {
+  static_assert(ceil_div(0, 4) == 0);
+  static_assert(ceil_div(1, 4) == 1);
+  static_assert(ceil_div(4, 4) == 1);
+  static_assert(ceil_div(5, 4) == 2);
+  EXPECT_EQ(ceil_div(2048, 128), 16);
+  EXPECT_EQ(ceil_div(2049, 128), 17);
+  EXPECT_EQ(ceil_div(7, 1), 7);
+  const std::int64_t big = std::int64_t{1} << 61;
+  EXPECT_EQ(ceil_div(big + 1, big), 2);
+}
+
+TEST(Uint128, HoldsAProductOfTwo64BitValues) {
+  const std::uint64_t max = ~std::uint64_t{0};
+  const Uint128 square = Uint128{max} * max;  // (2^64 - 1)^2 = 2^128 - 2^65 + 1
+  EXPECT_EQ(static_cast<std::uint64_t>(square >> 64), max - 1);
+  EXPECT_EQ(static_cast<std::uint64_t>(square), 1u);
+  static_assert(sizeof(Uint128) == 16);
+}
+
+TEST(SlotPool, ReusesFreedSlotsMostRecentFirst) {
+  SlotPool<std::string> pool;
+  EXPECT_EQ(pool.add("a"), 0u);
+  EXPECT_EQ(pool.add("b"), 1u);
+  EXPECT_EQ(pool.add("c"), 2u);
+  pool.release(0);
+  pool.release(2);
+  EXPECT_EQ(pool.add("d"), 2u);  // the last slot freed
+  EXPECT_EQ(pool.add("e"), 0u);
+  EXPECT_EQ(pool.add("f"), 3u);  // none free: a new slot
+  EXPECT_EQ(pool[0], "e");
+  EXPECT_EQ(pool[1], "b");
+  EXPECT_EQ(pool[2], "d");
+  EXPECT_EQ(pool[3], "f");
+  pool[1] = "B";
+  const SlotPool<std::string>& view = pool;
+  EXPECT_EQ(view[1], "B");
+}
+
+TEST(SlotPool, AFreedSlotKeepsItsValueUntilReused) {
+  // tma.traffic reads a freed op's serial to find that a late report belongs to no op.
+  SlotPool<int> pool;
+  const std::uint32_t s = pool.add(7);
+  pool.release(s);
+  EXPECT_EQ(pool[s], 7);
+  EXPECT_EQ(pool.add(8), s);
+  EXPECT_EQ(pool[s], 8);
+}
+
+TEST(RingQueue, IsFirstInFirstOutAcrossGrowth) {
+  RingQueue<int> q;
+  EXPECT_TRUE(q.empty());
+  int next_in = 0, next_out = 0;
+  // Interleave so the head wraps around the ring before and after each doubling.
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 3; ++i) q.push(next_in++);
+    EXPECT_EQ(q.back(), next_in - 1);
+    for (std::size_t i = 0; i < q.size(); ++i) EXPECT_EQ(q.at(i), next_out + static_cast<int>(i));
+    EXPECT_EQ(q.front(), next_out);
+    q.pop();
+    ++next_out;
+  }
+  EXPECT_EQ(q.size(), 100u);
+  while (!q.empty()) {
+    EXPECT_EQ(q.front(), next_out++);
+    q.pop();
+  }
+  EXPECT_EQ(next_out, next_in);
+}
+
+TEST(WarpGroup, IsFourWarpsOf32Threads) {
+  static_assert(kWarpsPerWarpGroup == 4);
+  static_assert(kThreadsPerWarpGroup == kWarpsPerWarpGroup * 32);
+  static_assert(kNamedBarriers == 16);  // bar.sync ids 0..15
+}
+
+}  // namespace
+}  // namespace simfa
