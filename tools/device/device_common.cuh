@@ -5,9 +5,11 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #define CK(x)                                                                              \
   do {                                                                                     \
@@ -85,4 +87,47 @@ __global__ void touch(const int4* a, u64 n, int* sink) {
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
     acc ^= __ldcg(&a[i]).x;
   if (acc == 0x7fffffff) *sink = acc;
+}
+
+/// Reads `n` int4s with L2-only loads over the whole chip: evicts whatever the L2 held.
+__global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  size_t step = (size_t)gridDim.x * blockDim.x;
+  int x = 0;
+  for (; i < n; i += step) {
+    int4 v = __ldcg(a + i);
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x7fffffff) sink[0] = x;
+}
+
+/// The fp16 fill pattern of the box programs (dram_stride.cu, tma_load.cu): element e holds
+/// pat(e), so a box is checked against its coordinates alone.
+__host__ __device__ static inline uint16_t pat(u64 e) {
+  uint32_t x = (uint32_t)e * 2654435761u;
+  return (uint16_t)((x >> 16) ^ (uint32_t)(e >> 29));
+}
+__global__ void fill_pat(uint16_t* a, u64 n) {
+  u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  u64 step = (u64)gridDim.x * blockDim.x;
+  for (; i < n; i += step) a[i] = pat(i);
+}
+
+/// Byte offset of element (r, c) of a 64-column (128 B a row) box with SWIZZLE_128B.
+__device__ static inline uint32_t swz_off(uint32_t r, uint32_t c) {
+  uint32_t b = c * 2;
+  return r * 128 + ((((b >> 4) ^ (r & 7)) & 7) << 4) + (b & 15);
+}
+
+/// The median of `v` (0 when empty).
+static inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+/// The p-quantile of `v` (nearest rank).
+static inline double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = (size_t)(p * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
 }

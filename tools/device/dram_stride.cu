@@ -39,31 +39,7 @@
 
 #define MAXST 16
 
-__host__ __device__ static inline uint16_t pat(u64 e) {
-  uint32_t x = (uint32_t)e * 2654435761u;
-  return (uint16_t)((x >> 16) ^ (uint32_t)(e >> 29));
-}
-__global__ void fill_k(uint16_t* a, u64 n) {
-  u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-  u64 step = (u64)gridDim.x * blockDim.x;
-  for (; i < n; i += step) a[i] = pat(i);
-}
-__global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  size_t step = (size_t)gridDim.x * blockDim.x;
-  int x = 0;
-  for (; i < n; i += step) {
-    int4 v = __ldcg(a + i);
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (x == 0x7fffffff) sink[0] = x;
-}
 
-// byte offset of element (r, c) of a 64-column (128 B per row) box with SWIZZLE_128B
-__device__ static inline uint32_t swz_off(uint32_t r, uint32_t c) {
-  uint32_t b = c * 2;
-  return r * 128 + ((((b >> 4) ^ (r & 7)) & 7) << 4) + (b & 15);
-}
 
 struct Geo {
   uint32_t bands, cols, box_r, pitch_elems;  // pitch_elems = P/2 = C
@@ -216,16 +192,6 @@ __global__ void stride_lat(const __grid_constant__ CUtensorMap map, Geo g, int n
   clk[1] = gtimer() - g0;
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-static double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = (size_t)(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 static const u64 TOT = 2ull << 30;   // the vertical / horizontal streams read this much
 static const u64 BIG = 17ull << 30;  // allocated and filled: panels at 1 MiB pitch need 16.5 GiB
@@ -272,7 +238,7 @@ static void setup(Dev& d, bool with_flush) {
   CK(cudaGetDeviceProperties(&p, 0));
   d.sms = p.multiProcessorCount;
   CK(cudaMalloc(&d.a, BIG));
-  fill_k<<<d.sms * 8, 256>>>(d.a, BIG / 2);
+  fill_pat<<<d.sms * 8, 256>>>(d.a, BIG / 2);
   CKL();
   if (with_flush) {
     CK(cudaMalloc(&d.flush, 512ull << 20));

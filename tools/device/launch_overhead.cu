@@ -72,11 +72,6 @@ __global__ void gt_tick_k(u64* out, int n) {
   out[0] = best;
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 static double vmin(const std::vector<double>& v) {
   return *std::min_element(v.begin(), v.end());
 }

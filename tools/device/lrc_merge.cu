@@ -175,12 +175,6 @@ static void list(const char* path) {
   fclose(f);
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty()      ? 0
-         : v.size() % 2 ? v[v.size() / 2]
-                        : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 static void run(const char* path, bool cold) {
   CK(cudaSetDevice(0));

@@ -22,11 +22,6 @@
 
 #include "device_common.cuh"
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int g_num_sms = 0;
 
@@ -81,17 +76,6 @@ __global__ void chase_each(u64 start, long warm_steps, int n, uint32_t* lat, u64
   res[2] = (u64)p;
 }
 
-// Reads `bytes` with 16-byte loads over the whole chip: evicts whatever the L2 held.
-__global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  size_t step = (size_t)gridDim.x * blockDim.x;
-  int x = 0;
-  for (; i < n; i += step) {
-    int4 v = __ldcg(a + i);
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (x == 0x7fffffff) sink[0] = x;
-}
 
 __global__ void tma_chase(u64 start, long warm_steps, long steps, uint32_t bytes, u64* res);
 

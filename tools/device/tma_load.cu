@@ -29,31 +29,7 @@
 
 #define MAXST 8
 
-__host__ __device__ static inline uint16_t pat(u64 e) {
-  uint32_t x = (uint32_t)e * 2654435761u;
-  return (uint16_t)((x >> 16) ^ (uint32_t)(e >> 29));
-}
-__global__ void fill_k(uint16_t* a, u64 n) {
-  u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-  u64 step = (u64)gridDim.x * blockDim.x;
-  for (; i < n; i += step) a[i] = pat(i);
-}
-__global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  size_t step = (size_t)gridDim.x * blockDim.x;
-  int x = 0;
-  for (; i < n; i += step) {
-    int4 v = __ldcg(a + i);
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (x == 0x7fffffff) sink[0] = x;
-}
 
-// byte offset of element (r, c) of a 64-column (128 B a row) box with SWIZZLE_128B
-__device__ static inline uint32_t swz_off(uint32_t r, uint32_t c) {
-  uint32_t b = c * 2;
-  return r * 128 + ((((b >> 4) ^ (r & 7)) & 7) << 4) + (b & 15);
-}
 
 static const uint32_t PITCH_ELEMS = 4096;  // 8 KiB rows
 static const uint32_t COLS = PITCH_ELEMS / 64;
@@ -138,16 +114,6 @@ __global__ void box_stream(const __grid_constant__ CUtensorMap map, Stream s, in
   }
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-static double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = (size_t)(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 static const u64 PANEL_ROWS = 132ull * 4 * 128;  // 4 bands of 128 rows per CTA: 552 MiB
 
@@ -179,7 +145,7 @@ static void setup(Dev& d) {
   d.sms = p.multiProcessorCount;
   const u64 elems = PANEL_ROWS * PITCH_ELEMS;
   CK(cudaMalloc(&d.a, elems * 2));
-  fill_k<<<d.sms * 8, 256>>>(d.a, elems);
+  fill_pat<<<d.sms * 8, 256>>>(d.a, elems);
   CKL();
   CK(cudaMalloc(&d.flush, 512ull << 20));
   CK(cudaMemset(d.flush, 1, 512ull << 20));
