@@ -6,6 +6,7 @@
 #include <string>
 
 #include "simfa/error.h"
+#include "simfa/int_math.h"
 
 namespace simfa::engines {
 
@@ -70,8 +71,8 @@ void TmaTraffic::describe(Schema& schema) {
       .def(16)
       .range(1, 1 << 16)
       .doc("distinct lines the requests of rows past the edge cycle over (edge_rows = "
-           "requested); 16: the H200's, one per L2 coalescer that receives them "
-           "(validation/h200/tma_load.csv)");
+           "requested); 16: one per L2 coalescer that receives them on the H200 (ncu, "
+           "validation/h200/tma_load.csv); configs/h200.toml calibrates 12 on the timings");
   schema.string("store_completion")
       .def("acked")
       .choices({"acked", "sent"})
@@ -147,8 +148,8 @@ void TmaTraffic::generate(const TmaOp& op) {
 void TmaTraffic::append_edge_requests(const TmaOp& op) {
   const std::uint64_t rows = op.map->rows_outside(op.coords);
   if (rows == 0) return;
-  const std::uint64_t row_bytes = std::uint64_t{op.map->box[0]} * op.map->elem_bytes;
-  const std::uint64_t n = rows * ((row_bytes + request_bytes_ - 1) / request_bytes_);
+  const std::int64_t row_bytes = std::int64_t{op.map->box[0]} * op.map->elem_bytes;
+  const std::uint64_t n = rows * static_cast<std::uint64_t>(ceil_div(row_bytes, request_bytes_));
   for (std::uint64_t i = 0; i < n; ++i)
     requests_.push_back(kEdgeBase + (i % edge_line_count_) * request_bytes_);
   edge_requests_.add(n);
