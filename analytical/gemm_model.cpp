@@ -1,7 +1,8 @@
 // Tiled GEMM C = A B (M x K times K x N): one CTA per BM x BN output tile, streaming its A row
 // panel (BM x K) and B column panel (K x BN). Same structure as the FA3 model: LLC demand per
 // CTA, compulsory DRAM traffic, and a wave model where the CTAs of one wave share panels and
-// waves share them only while a wave's panels fit the effective LLC.
+// waves share them only while a wave's panels fit the effective LLC; with two CTAs per SM the
+// CTAs drift out of step and the reads move toward the bound in which a wave shares nothing.
 #include <algorithm>
 #include <cmath>
 
