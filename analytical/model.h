@@ -51,6 +51,11 @@ struct GemmDetail {
   /// after the previous): a B panel is then re-used only across the whole of B (row-major) and
   /// the wave sharing the lockstep model counts is gone. An upper bound, not the prediction.
   double staggered_read_bytes = 0;
+  /// DRAM reads of the lockstep wave model (every CTA of a wave in step), before the drift.
+  double lockstep_read_bytes = 0;
+  /// Share of the way from the lockstep reads to staggered_read_bytes that the CTAs' drift out
+  /// of step takes (gemm_model.cpp: out_of_step_share); 0 for one wave.
+  double out_of_step_share = 0;
 };
 
 struct AnalyticalResult {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -9,6 +10,7 @@
 #include "analytical/floor_sum.h"
 #include "analytical/llc_survival.h"
 #include "analytical/model.h"
+#include "analytical/roofline.h"
 #include "simfa/int_math.h"
 #include "test_gpus.h"
 
@@ -66,9 +68,12 @@ TEST(GemmModel, SmallShapeRowMajorByHand) {
   EXPECT_EQ(small.regime, Regime::partial);
   EXPECT_EQ(small.dram_wave_read_bytes, 180000.0);
   EXPECT_DOUBLE_EQ(small.reuse_distance_bytes, 131136.0);
-  EXPECT_NEAR(small.dram_read_bytes,
+  EXPECT_NEAR(small.gemm.lockstep_read_bytes,
               65600 + 25600 + 40000 * (1 - 0.2216) + 8800 + 40000 * (1 - 0.4316), 1e-6);
-  EXPECT_NEAR(small.reuse_survival, (180000 - small.dram_read_bytes) / 80000, 1e-12);
+  EXPECT_NEAR(small.reuse_survival, (180000 - small.gemm.lockstep_read_bytes) / 80000, 1e-12);
+  // The toy GPU gives no shared memory: one CTA per SM, which stays in step.
+  EXPECT_EQ(small.gemm.out_of_step_share, 0);
+  EXPECT_EQ(small.dram_read_bytes, small.gemm.lockstep_read_bytes);
   // At 1.4 LLCs and beyond nothing survives: the wave model.
   const AnalyticalResult tiny = analyze_gemm(toy(2, 80000), gemm(300, 200, 100));
   EXPECT_EQ(tiny.regime, Regime::realistic);
@@ -203,9 +208,13 @@ TEST(GemmModel, SurvivalMatchesBruteForce) {
       prev_bytes = bytes;
       prev_tiles = static_cast<double>((end - start) * s.block_m * s.block_n * 2);
     }
-    ASSERT_NEAR(r.dram_read_bytes, dram, 1e-9 * dram) << s.m << " " << s.n << " " << s.k << " " << sms << " " << llc;
-    ASSERT_GE(r.dram_read_bytes, r.dram_ideal_read_bytes * (1 - 1e-12));
-    ASSERT_LE(r.dram_read_bytes, r.dram_wave_read_bytes * (1 + 1e-12));
+    const double lockstep = r.gemm.lockstep_read_bytes;
+    ASSERT_NEAR(lockstep, dram, 1e-9 * dram) << s.m << " " << s.n << " " << s.k << " " << sms << " " << llc;
+    ASSERT_GE(lockstep, r.dram_ideal_read_bytes * (1 - 1e-12));
+    ASSERT_LE(lockstep, r.dram_wave_read_bytes * (1 + 1e-12));
+    // The drift moves the reads from the lockstep value toward the out-of-step bound, never past it.
+    ASSERT_GE(r.dram_read_bytes, lockstep);
+    ASSERT_LE(r.dram_read_bytes, std::max(lockstep, r.gemm.staggered_read_bytes) * (1 + 1e-12));
   }
 }
 
@@ -228,6 +237,54 @@ TEST(GemmModel, CtasPerSmFromSharedMemory) {
   EXPECT_EQ(w.gemm.ctas_per_sm, 1);
   // Without the GPU's shared memory: one CTA per SM, as before.
   EXPECT_EQ(analyze_gemm(h800(), gemm(4096, 4096, 4096)).ctas_per_wave, 132);
+}
+
+// Two CTAs per SM drift out of step (gemm_model.cpp: out_of_step_share). On an H200-like GPU
+// (132 SMs, 228 KiB of shared memory per SM, 30 MiB effective LLC) 8192^3 at 64x128x64 in 4
+// stages runs 2 per SM, 32 waves of k_t = 128: share 1 - exp(-31 (0.495 x 128 / 472)^2) = 0.428
+// of the way from the lockstep reads (each wave fetches B again) to the out-of-step bound (each
+// tile row fetches all of B). The same shape at 128x256 (one per SM) keeps the lockstep reads.
+TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
+  AnalyticalGpu gpu = h800();
+  gpu.l2_bytes = 60.0 * 1024 * 1024;
+  gpu.smem_per_sm = 233472;
+  GemmShape narrow = gemm(8192, 8192, 8192);
+  narrow.block_m = 64;
+  narrow.stages = 4;
+  const AnalyticalResult two = analyze_gemm(gpu, narrow);
+  ASSERT_EQ(two.gemm.ctas_per_sm, 2);
+  ASSERT_EQ(two.waves, 32);
+  const double share = 1 - std::exp(-31 * std::pow(0.495 * 128 / 472, 2));
+  EXPECT_NEAR(two.gemm.out_of_step_share, share, 1e-12);
+  EXPECT_NEAR(share, 0.428, 5e-4);
+  // Past the cliff: more than the lockstep value, no more than the out-of-step bound.
+  EXPECT_GT(two.gemm.staggered_read_bytes, 2 * two.gemm.lockstep_read_bytes);
+  EXPECT_NEAR(two.dram_read_bytes,
+              two.gemm.lockstep_read_bytes +
+                  share * (two.gemm.staggered_read_bytes - two.gemm.lockstep_read_bytes),
+              1);
+  EXPECT_GT(two.dram_read_bytes, two.gemm.lockstep_read_bytes);
+  EXPECT_LT(two.dram_read_bytes, two.gemm.staggered_read_bytes);
+  // The survival and regime stay the lockstep waves'.
+  EXPECT_EQ(two.reuse_survival, reuse_survival(two.dram_ideal_read_bytes, two.dram_wave_read_bytes,
+                                               two.gemm.lockstep_read_bytes));
+  // Short CTAs barely drift: k_t = 32 over 32 waves moves 1 - exp(-31 (0.495 x 32 / 472)^2) = 3.4%.
+  GemmShape short_k = narrow;
+  short_k.k = 2048;
+  EXPECT_NEAR(analyze_gemm(gpu, short_k).gemm.out_of_step_share,
+              1 - std::exp(-31 * std::pow(0.495 * 32 / 472, 2)), 1e-12);
+  // One CTA per SM: no drift, the lockstep reads exactly (ncu's 128x256 points, to the MB).
+  GemmShape wide = gemm(8192, 8192, 8192);
+  wide.block_n = 256;
+  const AnalyticalResult one = analyze_gemm(gpu, wide);
+  ASSERT_EQ(one.gemm.ctas_per_sm, 1);
+  EXPECT_EQ(one.gemm.out_of_step_share, 0);
+  EXPECT_EQ(one.dram_read_bytes, one.gemm.lockstep_read_bytes);
+  EXPECT_GT(one.gemm.staggered_read_bytes, one.dram_read_bytes);
+  // One wave: nothing to drift from.
+  const AnalyticalResult single = analyze_gemm(gpu, gemm(2048, 2048, 8192));
+  ASSERT_EQ(single.waves, 1);
+  EXPECT_EQ(single.dram_read_bytes, single.gemm.lockstep_read_bytes);
 }
 
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
