@@ -901,17 +901,41 @@ def attention_sim(ctx, row, clock):
     return Sim(f"ttgir:file={path},grid={row.text('grid')},args={';'.join(args)}", clock, steps)
 
 
+ATTENTION_CLOCK_KEY = ("impl", "Z", "HQ", "HKV", "L", "D", "causal", "block_m", "block_n", "warps")
+
+
+def attention_clocks():
+    """Nsight Compute's SM clock and kernel duration of every attention point, the medians of two
+    launches each (attention/attention_clocks.csv). The SM clock of each point is ncu's: NVML's
+    10 ms samples (attention_suite.csv's nvml_sm_mhz_*) read 1980 MHz where ncu measured 1600 to
+    1820 MHz and the CUDA events' durations (validation/h200/attention/README.md)."""
+    rows = read_csv(ATTENTION / "attention_clocks.csv",
+                    required=ATTENTION_CLOCK_KEY + ("ncu_sm_mhz", "ncu_duration_us"))
+    return {tuple(r.text(k, default="") for k in ATTENTION_CLOCK_KEY): r for r in rows}
+
+
+def attention_clock_row(clocks, row):
+    """The attention_clocks.csv row of an attention_suite.csv row."""
+    key = tuple(row.text(k, default="") for k in ATTENTION_CLOCK_KEY)
+    if key not in clocks:
+        raise ValidationError(f"{row.where}: no row of attention/attention_clocks.csv for "
+                              + ", ".join(f"{k}={v}" for k, v in zip(ATTENTION_CLOCK_KEY, key)))
+    return clocks[key]
+
+
 def build_attention_triton(ctx, fast):
     rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
                                 required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "grid",
-                                          "event_us", "nvml_sm_mhz_med", "ttgir"))
+                                          "event_us", "ttgir"))
             if r.text("impl") == "triton" and not r.text("event_us").startswith("failed")]
+    clocks = attention_clocks()
     points, notes = [], []
     for r in rows:
         key = tuple(r.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal", "block_n", "warps"))
         if fast and key not in ATTENTION_FAST:
             continue
-        clock = r.num("nvml_sm_mhz_med")
+        ncu = attention_clock_row(clocks, r)
+        clock = ncu.num("ncu_sm_mhz")
         sim = attention_sim(ctx, r, clock)
         if not fast and sim.cost > ATTENTION_MAX_STEPS:
             notes.append(f"{r.where}: not simulated ({sim.cost} CTA x KV-block steps, minutes)")
@@ -920,6 +944,8 @@ def build_attention_triton(ctx, fast):
             *key[:5], " causal" if key[5] else "", r.text("block_m"), r.text("block_n"), r.text("warps"))
         points.append(Point("static_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
+        points.append(Point("static_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
+                            (sim,), kernel_span))
     return points, notes
 
 
@@ -970,8 +996,9 @@ def build_attention_cudnn(ctx, fast):
     prediction (nothing measured isolates it), so it biases the smallest points low."""
     rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
                                 required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "event_us",
-                                          "event_us_min", "nvml_sm_mhz_med", "kernel"))
+                                          "event_us_min", "kernel"))
             if r.text("impl") == "cudnn" and not r.text("event_us").startswith("failed")]
+    clocks = attention_clocks()
     points, notes = [], []
     for r in rows:
         key = tuple(r.int(k) for k in ("Z", "HQ", "HKV", "L", "D", "causal"))
@@ -983,7 +1010,8 @@ def build_attention_cudnn(ctx, fast):
             notes.append(f"{r.where}: {label} left out: median {r.num('event_us'):.1f} us is "
                          f"{spread:.2f} x the minimum {r.num('event_us_min'):.1f} (not a steady launch)")
             continue
-        clock = r.num("nvml_sm_mhz_med")
+        ncu = attention_clock_row(clocks, r)
+        clock = ncu.num("ncu_sm_mhz")
         sim = cudnn_sim(r, clock)
         if not fast and sim.cost > CUDNN_MAX_SECONDS:
             notes.append(f"{r.where}: {label} not simulated (about {sim.cost:.0f} s, "
@@ -991,6 +1019,8 @@ def build_attention_cudnn(ctx, fast):
             continue
         points.append(Point("fa3_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
+        points.append(Point("fa3_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
+                            (sim,), kernel_span))
     return points, notes
 
 
@@ -1050,15 +1080,19 @@ SUITES = {s.name: s for s in [
           build_analytical_ncu),
     Suite("attention_triton", "Triton TMA attention of validation/h200/attention/"
           "attention_suite.csv (3 configs, GQA and MHA, causal and not)",
-          ["attention/attention_suite.csv"],
+          ["attention/attention_suite.csv", "attention/attention_clocks.csv"],
           {"static_event": Metric("us", "cold-L2 CUDA-event time (event_us)",
-                                  "the static TTGIR route")},
+                                  "the static TTGIR route"),
+           "static_span": Metric("us", "kernel duration under Nsight Compute (attention_clocks.csv "
+                                 "ncu_duration_us)", "the static TTGIR route")},
           build_attention_triton),
     Suite("attention_cudnn", "cuDNN's Hopper flash attention (sm90 flash_fprop_wgmma_f16 knob 7) of "
           "validation/h200/attention/attention_suite.csv through `fa3:` (GQA and MHA, causal and not)",
-          ["attention/attention_suite.csv"],
+          ["attention/attention_suite.csv", "attention/attention_clocks.csv"],
           {"fa3_event": Metric("us", "cold-L2 CUDA-event time, Memset included (event_us)",
-                               "the `fa3:` route")},
+                               "the `fa3:` route"),
+           "fa3_span": Metric("us", "kernel duration under Nsight Compute, the Memset not included "
+                              "(attention_clocks.csv ncu_duration_us)", "the `fa3:` route")},
           build_attention_cudnn),
     Suite("compute_micro", "register arithmetic on an accumulator tile, validation/h200/"
           "attention/softmax_micro.csv (static TTGIR route, one CTA)",

@@ -480,6 +480,37 @@ def ncu_points(outdir, specs):
         w.writerows(rows)
 
 
+def clock_points(outdir, reps):
+    """Every point of the suite, in its order, launched REPS times with nothing else on the GPU,
+    for Nsight Compute to give each launch's SM clock and duration (no timing here: the event
+    times are the suite's). The launches go to OUTDIR/clock_points.csv, in ncu's order."""
+    rows = []
+    for si, (Z, HQ, HKV, L, D) in enumerate(SHAPES):
+        q, k, v = make_inputs(Z, HQ, HKV, L, D, seed=si)
+        for causal in (0, 1):
+            for cfg in CFGS + [None]:
+                if cfg is None:
+                    launch, _ = cudnn_launch(q, k, v, causal)
+                    tile = dict(impl="cudnn", block_m="", block_n="", warps="", stages="")
+                else:
+                    launch, _, _, _ = triton_launch(q, k, v, cfg, causal)
+                    tile = dict(impl="triton", block_m=cfg["BLOCK_M"], block_n=cfg["BLOCK_N"],
+                                warps=cfg["num_warps"], stages=cfg["num_stages"])
+                for rep in range(reps):
+                    launch()
+                    torch.cuda.synchronize()
+                    rows.append(dict(order=len(rows), **tile, Z=Z, HQ=HQ, HKV=HKV, L=L, D=D,
+                                     causal=causal, rep=rep))
+                print("clock point", tile["impl"], Z, HQ, HKV, L, D, causal, tile["block_n"],
+                      tile["warps"], flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+    with open(os.path.join(outdir, "clock_points.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     cmd, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
@@ -491,8 +522,11 @@ def main():
         variants(outdir)
     elif cmd == "ncu":
         ncu_points(outdir, sys.argv[3:])
+    elif cmd == "clocks":
+        clock_points(outdir, int(sys.argv[3]) if len(sys.argv) > 3 else 2)
     else:
-        sys.exit("usage: attention_suite.py micro OUT | suite OUT | list")
+        sys.exit("usage: attention_suite.py micro OUT | suite OUT | variants OUT | ncu OUT SPEC... "
+                 "| clocks OUT [REPS] | list")
 
 
 if __name__ == "__main__":

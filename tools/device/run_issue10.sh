@@ -10,6 +10,8 @@
 #   suite   Triton TMA attention (3 tile configs) and cuDNN SDPA (attention_suite.py suite)
 #   variants  the attention loop with one stage left out (attention_suite.py variants)
 #   ncu     ncu DRAM/L2 traffic of attention across the L2, L 4K-64K (attention_suite.py ncu)
+#   clocks  ncu's SM clock and duration of every suite point, two launches each
+#           (attention_suite.py clocks): NVML's 10 ms samples miss what the SM runs at
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz. Never changes clocks or
 # any GPU setting: it only reads them.
 set -u
@@ -68,6 +70,17 @@ if has ncu; then
   tail -3 "$R/attn/ncu_log.txt"
   [ -f "$R/attn/ncu_attention.ncu-rep" ] && ncu --import "$R/attn/ncu_attention.ncu-rep" --csv \
     --page raw --print-units base >"$R/attn/ncu_attention_raw.csv" 2>/dev/null
+fi
+if has clocks; then
+  phase clocks
+  mkdir -p "$R/attn"
+  MET=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max,lts__cycles_elapsed.avg.per_second
+  timeout ${CLOCKS_S:-500} ncu --clock-control none --cache-control all --replay-mode kernel \
+    --metrics "$MET" -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_clocks" \
+    python3 "$HERE/attention_suite.py" clocks "$R/attn" 2 >"$R/attn/clocks_log.txt" 2>&1 || echo "clocks rc=$?"
+  tail -3 "$R/attn/clocks_log.txt"
+  [ -f "$R/attn/ncu_clocks.ncu-rep" ] && ncu --import "$R/attn/ncu_clocks.ncu-rep" --csv \
+    --page raw --print-units base >"$R/attn/ncu_clocks_raw.csv" 2>/dev/null
 fi
 phase end
 kill "$SMI_PID" 2>/dev/null
