@@ -36,7 +36,29 @@ std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / 
 const char* const kIssuedDoc = "WGMMA instructions issued";
 const char* const kBusyDoc = "cycles the tensor-core pipeline is occupied";
 const char* const kFlopsDoc = "floating-point operations issued (2 M N K per WGMMA)";
+const char* const kFp32DelayDoc =
+    "cycles the pipeline took beyond the law because FP32 work held the register file "
+    "(fp32_share)";
+constexpr double kTimeEpsilon = 1e-9;
+
+Cycle end_cycle(double t) { return static_cast<Cycle>(std::ceil(t - kTimeEpsilon)); }
 }  // namespace
+
+void Fp32Coupling::set(std::uint32_t slot, double fraction, Cycle until) {
+  if (slot >= loads_.size()) loads_.resize(slot + 1);
+  loads_[slot] = {std::clamp(fraction, 0.0, 1.0), until};
+}
+
+double Fp32Coupling::rate(double t, Cycle& next_change) const {
+  double load = 0;
+  next_change = kNever;
+  for (const Load& l : loads_) {
+    if (static_cast<double>(l.until) <= t) continue;
+    load += l.fraction;
+    next_change = std::min(next_change, l.until);
+  }
+  return std::min(1.0, (1.0 - std::min(load, 1.0)) / share_);
+}
 
 Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::uint32_t n,
                    std::uint32_t k) {
@@ -130,9 +152,18 @@ void WgmmaHalfN::describe(Schema& schema) {
       .range(0, 1e6)
       .doc("fixed cycles from the end of pipeline occupancy to completion (buffer slot frees "
            "then)");
+  schema.real("fp32_share")
+      .unit("fraction of the FP32 pipe")
+      .def(0.0)
+      .range(0, 1)
+      .doc("the share of the SM's FP32 pipe (its register-file bandwidth) a WGMMA running at its "
+           "full rate holds; FP32 work is served first and the pipeline runs at min(1, (1 - "
+           "load) / fp32_share) of its rate while a fraction `load` of that pipe is in use (0: "
+           "no coupling)");
   schema.stat("wgmma_issued", StatKind::kCounter, "instructions", kIssuedDoc);
   schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
   schema.stat("flops", StatKind::kCounter, "FLOP", kFlopsDoc);
+  schema.stat("fp32_delay_cycles", StatKind::kCounter, "cycles", kFp32DelayDoc);
 }
 
 WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
@@ -144,9 +175,11 @@ WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
       buffer_depth_(static_cast<std::uint32_t>(context.params.integer("buffer_depth"))),
       issue_interval_(static_cast<Cycle>(context.params.integer("issue_interval"))),
       completion_latency_(static_cast<Cycle>(context.params.integer("completion_latency"))),
+      coupling_(context.params.real("fp32_share")),
       issued_(context.stats.counter("wgmma_issued", "instructions", kIssuedDoc)),
       busy_cycles_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)),
-      flops_(context.stats.counter("flops", "FLOP", kFlopsDoc)) {}
+      flops_(context.stats.counter("flops", "FLOP", kFlopsDoc)),
+      fp32_delay_cycles_(context.stats.counter("fp32_delay_cycles", "cycles", kFp32DelayDoc)) {}
 
 void WgmmaHalfN::connect(TensorCoreClient& client) { client_ = &client; }
 
@@ -163,9 +196,15 @@ bool WgmmaHalfN::can_accept(Cycle now) const {
 void WgmmaHalfN::issue(Cycle now, const WgmmaOp& op) {
   if (!accepts(now)) throw Error("internal: WGMMA issued while the tensor core refuses it");
   const Cycle cycles = wgmma_cycles(model_, k_eff_ * n_factors_.at(op.n), op.m, op.n, op.k);
-  pipeline_free_ = std::max(now, pipeline_free_) + cycles;
-  buffer_.push(op.token);
-  events_.schedule(pipeline_free_ + completion_latency_, *this, kComplete, Priority::kMemory);
+  if (coupling_.on()) {
+    serve_until(now);
+    buffer_.push({op.token, next_serial_++, cycles, static_cast<double>(cycles), 0, kNever, kNever});
+    schedule_checks();
+  } else {
+    pipeline_free_ = std::max(now, pipeline_free_) + cycles;
+    buffer_.push({op.token});
+    events_.schedule(pipeline_free_ + completion_latency_, *this, kComplete, Priority::kMemory);
+  }
   // With an interval of 1 the SM's single issue per cycle already is the limit: no event needed.
   if (issue_interval_ > 1) {
     next_issue_ = now + issue_interval_;
@@ -176,13 +215,96 @@ void WgmmaHalfN::issue(Cycle now, const WgmmaOp& op) {
   flops_.add(2ull * op.m * op.n * op.k);
 }
 
+void WgmmaHalfN::fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) {
+  if (!coupling_.on()) return;
+  serve_until(now);
+  coupling_.set(slot, fraction, until);
+  schedule_checks();
+}
+
 void WgmmaHalfN::on_event(Cycle now, std::uint64_t payload) {
   if (payload == kComplete) {
-    const std::uint64_t token = buffer_.front();
+    const std::uint64_t token = buffer_.front().token;
+    buffer_.pop();
+    client_->on_wgmma_complete(now, token);
+  } else if (payload % kEventKinds == kCheck) {
+    on_check(now, payload / kEventKinds);
+  }
+  notify_if_refused(now);
+}
+
+void WgmmaHalfN::serve_until(Cycle now) {
+  double t = served_to_;
+  const auto until = static_cast<double>(now);
+  for (std::size_t i = 0; i < buffer_.size() && t < until; ++i) {
+    Buffered& b = buffer_.at(i);
+    while (b.finish == kNever && t < until) {
+      Cycle change = kNever;
+      const double rate = coupling_.rate(t, change);
+      const double segment_end = std::min(until, static_cast<double>(change));
+      if (rate > 0 && t + b.left / rate <= segment_end + kTimeEpsilon) {
+        t += b.left / rate;
+        b.served_for += b.left / rate;
+        b.left = 0;
+        b.finish = end_cycle(t);
+        const auto delay = std::llround(b.served_for) - static_cast<std::int64_t>(b.law);
+        if (delay > 0) {
+          busy_cycles_.add(static_cast<std::uint64_t>(delay));
+          fp32_delay_cycles_.add(static_cast<std::uint64_t>(delay));
+        }
+      } else {
+        b.left -= rate * (segment_end - t);
+        b.served_for += segment_end - t;
+        t = segment_end;
+      }
+    }
+  }
+  // An idle pipeline starts the next WGMMA when it is issued.
+  served_to_ = std::max(t, until);
+}
+
+void WgmmaHalfN::schedule_checks() {
+  double t = served_to_;
+  for (std::size_t i = 0; i < buffer_.size(); ++i) {
+    Buffered& b = buffer_.at(i);
+    const Cycle complete =
+        (b.finish != kNever ? b.finish : predicted_finish(b.left, t)) + completion_latency_;
+    if (complete < b.check_at) {
+      b.check_at = complete;
+      events_.schedule(complete, *this, kCheck + kEventKinds * b.serial, Priority::kMemory);
+    }
+  }
+}
+
+Cycle WgmmaHalfN::predicted_finish(double left, double& t) const {
+  for (;;) {
+    Cycle change = kNever;
+    const double rate = coupling_.rate(t, change);
+    const auto segment_end = static_cast<double>(change);
+    if (rate > 0 && (change == kNever || t + left / rate <= segment_end + kTimeEpsilon)) {
+      t += left / rate;
+      return end_cycle(t);
+    }
+    if (change == kNever) throw Error("internal: the tensor core stalls with no end of load");
+    left -= rate * (segment_end - t);
+    t = segment_end;
+  }
+}
+
+void WgmmaHalfN::on_check(Cycle now, std::uint64_t serial) {
+  serve_until(now);
+  while (!buffer_.empty() && buffer_.front().finish != kNever &&
+         buffer_.front().finish + completion_latency_ <= now) {
+    const std::uint64_t token = buffer_.front().token;
     buffer_.pop();
     client_->on_wgmma_complete(now, token);
   }
-  notify_if_refused(now);
+  // This check was its WGMMA's latest and came too early (the FP32 load rose): check again.
+  if (buffer_.empty() || serial < buffer_.front().serial) return;
+  Buffered& b = buffer_.at(serial - buffer_.front().serial);
+  if (b.check_at != now) return;
+  b.check_at = kNever;
+  schedule_checks();
 }
 
 void WgmmaHalfN::notify_if_refused(Cycle now) {
@@ -193,6 +315,17 @@ void WgmmaHalfN::notify_if_refused(Cycle now) {
 
 void WgmmaHalfN::finish(Cycle end) {
   // Occupancy is counted at issue; a run stopped early (watchdog) must not count the future.
+  if (coupling_.on()) {
+    serve_until(end);
+    // An unfinished WGMMA was counted at its law's cycles and has been served for its own.
+    auto busy = static_cast<std::int64_t>(busy_cycles_.value());
+    for (std::size_t i = 0; i < buffer_.size(); ++i) {
+      const Buffered& b = buffer_.at(i);
+      if (b.finish == kNever) busy += std::llround(b.served_for) - static_cast<std::int64_t>(b.law);
+    }
+    busy_cycles_.set(static_cast<std::uint64_t>(std::max<std::int64_t>(busy, 0)));
+    return;
+  }
   // From the last issue on the pipeline is busy without a gap, so the excess is one interval.
   if (pipeline_free_ > end) busy_cycles_.set(busy_cycles_.value() - (pipeline_free_ - end));
 }

@@ -1,7 +1,9 @@
 // `wgmma.half_n`: the tensor-core engine of the paper's section IV-B. One in-order pipeline per
 // SM behind an instruction buffer of issued-but-unfinished WGMMAs. A WGMMA starts when the
 // pipeline frees, occupies it for its latency-law cycles, and completes (leaving the buffer) when
-// that occupancy ends plus `completion_latency`.
+// that occupancy ends plus `completion_latency`. With `fp32_share` > 0 the pipeline shares the
+// register file with the SM's FP32 pipe: FP32 work takes what it needs first and the pipeline
+// runs at the rate the rest allows (Fp32Coupling).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,29 @@ class NFactors {
   std::vector<std::pair<double, double>> points_;  ///< (N, factor), N increasing
 };
 
+/// The pipeline's rate beside FP32 work. A WGMMA running at its full rate holds `share` of the
+/// SM's FP32 pipe (its register-file bandwidth); FP32 work is served first, so with a fraction
+/// `load` of the pipe in use the WGMMA runs at min(1, (1 - load) / share) of its rate. The load
+/// is the sum of the WarpGroups' announced fractions, each until its own end, at most 1.
+class Fp32Coupling {
+ public:
+  explicit Fp32Coupling(double share) : share_(share) {}
+  bool on() const { return share_ > 0; }
+  /// WarpGroup `slot`'s fraction of the FP32 pipe from now until `until`.
+  void set(std::uint32_t slot, double fraction, Cycle until);
+  /// The pipeline's rate at `t` and the first cycle after `t` at which it may change (kNever:
+  /// not before a new announcement).
+  double rate(double t, Cycle& next_change) const;
+
+ private:
+  struct Load {
+    double fraction = 0;
+    Cycle until = 0;
+  };
+  double share_;
+  std::vector<Load> loads_;  ///< by WarpGroup slot
+};
+
 class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
  public:
   explicit WgmmaHalfN(const BuildContext& context);
@@ -50,16 +75,41 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   /// refusal is answered by one on_wgmma_slot_free when issuing becomes possible again.
   bool can_accept(Cycle now) const override;
   void issue(Cycle now, const WgmmaOp& op) override;
+  void fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) override;
   void finish(Cycle end) override;
 
  private:
   enum Event : std::uint64_t {
     kComplete,   ///< the oldest buffered WGMMA completes
     kIssuePort,  ///< `issue_interval` elapsed since the last issue
+    kCheck,      ///< coupled: a buffered WGMMA may complete (payload: kCheck + 4 x its serial)
   };
+  static constexpr std::uint64_t kEventKinds = 4;
+
+  /// A buffered WGMMA. Uncoupled, only `token` is used: its completion was scheduled at issue.
+  struct Buffered {
+    std::uint64_t token = 0;
+    std::uint64_t serial = 0;  ///< issue order on this engine
+    Cycle law = 0;             ///< its law cycles
+    double left = 0;           ///< coupled: law cycles not yet served
+    double served_for = 0;     ///< coupled: time the pipeline spent on it so far
+    Cycle finish = kNever;     ///< coupled: the cycle its occupancy ended
+    Cycle check_at = 0;        ///< coupled: its pending kCheck event (none later than completion)
+  };
+
   void on_event(Cycle now, std::uint64_t payload) override;
   bool accepts(Cycle now) const;
   void notify_if_refused(Cycle now);
+
+  // Coupled to FP32 work (fp32_share > 0).
+  /// Serves the buffered WGMMAs in order up to `now`; a WGMMA whose occupancy ends is finished.
+  void serve_until(Cycle now);
+  /// Each unfinished WGMMA's completion if the FP32 load said so far stays as it is; checks are
+  /// scheduled for those that would complete before their pending check.
+  void schedule_checks();
+  /// When a WGMMA with `left` law cycles to serve from `t` finishes; `t` moves to that time.
+  Cycle predicted_finish(double left, double& t) const;
+  void on_check(Cycle now, std::uint64_t serial);
 
   EventQueue& events_;
   WgmmaLatencyModel model_;
@@ -68,11 +118,14 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   std::uint32_t buffer_depth_;
   Cycle issue_interval_;
   Cycle completion_latency_;
+  Fp32Coupling coupling_;
   TensorCoreClient* client_ = nullptr;
 
-  /// Tokens of the buffered WGMMAs. They complete in issue order (in-order pipeline, one fixed
-  /// completion latency), so each completion event pops the front.
-  RingQueue<std::uint64_t> buffer_;
+  /// The buffered WGMMAs. They complete in issue order (in-order pipeline, one fixed completion
+  /// latency), so each completion pops the front.
+  RingQueue<Buffered> buffer_;
+  std::uint64_t next_serial_ = 0;
+  double served_to_ = 0;  ///< coupled: the pipeline's state is known up to this time
   Cycle pipeline_free_ = 0;  ///< when the pipeline finishes the last accepted WGMMA
   Cycle next_issue_ = 0;     ///< earliest cycle of the next accepted issue
   /// can_accept said no since the last on_wgmma_slot_free: the client waits for a call.
@@ -81,6 +134,7 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   Counter& issued_;
   Counter& busy_cycles_;
   Counter& flops_;
+  Counter& fp32_delay_cycles_;
 };
 
 }  // namespace simfa::engines

@@ -177,6 +177,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
                         "issued_instructions / active_cycles",
                         Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
   candidates_.reserve(max_warpgroups_);
+  fp32_loads_.resize(max_warpgroups_);
 }
 
 void WarpGroupSm::connect(const SmWiring& wiring) {
@@ -438,10 +439,25 @@ Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycl
       if (s.finish > other.ready_at) {
         bubble_cycles_.add(s.finish - other.ready_at);
         other.ready_at = s.finish;
+        stretch_fp32_load(s.slot, now);
       }
     }
   }
+  if (work.fp32 > 0) {
+    const double fp32_cycles = static_cast<double>(work.fp32) / lanes_[kFp32];
+    fp32_loads_[slot] = {fp32_cycles / static_cast<double>(end - now), end};
+    tensor_core_->fp32_load(now, slot, fp32_loads_[slot].fraction, end);
+  }
   return end;
+}
+
+void WarpGroupSm::stretch_fp32_load(std::uint32_t slot, Cycle now) {
+  Fp32Load& load = fp32_loads_[slot];
+  const Cycle until = warpgroups_[slot].ready_at;
+  if (load.until <= now || load.fraction == 0 || until <= load.until) return;
+  const double left = load.fraction * static_cast<double>(load.until - now);
+  load = {left / static_cast<double>(until - now), until};
+  tensor_core_->fp32_load(now, slot, load.fraction, until);
 }
 
 void WarpGroupSm::advance_pipe(int p, Cycle now) {

@@ -108,6 +108,13 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   };
   static constexpr double kShareEpsilon = 1e-6;
 
+  /// The fraction of the FP32 pipe a WarpGroup's compute BUBBLE holds, its FP32 cycles spread
+  /// over the BUBBLE, until the BUBBLE ends: what the tensor core is told (fp32_load).
+  struct Fp32Load {
+    double fraction = 0;
+    Cycle until = 0;
+  };
+
   // TmaClient / TensorCoreClient: the engines' completions.
   void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override;
   void on_wgmma_complete(Cycle now, std::uint64_t token) override;
@@ -139,6 +146,8 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void advance_pipe(int p, Cycle now);
   /// Each share's finish cycle if no other BUBBLE joins pipe `p`.
   void share_finish_times(int p);
+  /// `slot`'s BUBBLE now ends later: its FP32 cycles left spread over the longer rest.
+  void stretch_fp32_load(std::uint32_t slot, Cycle now);
   void close_bubble(WarpGroup& w);
 
   const int sm_;
@@ -156,6 +165,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   std::array<std::vector<PipeShare>, kPipeCount> shares_;  ///< fair: the BUBBLEs on it
   std::array<Cycle, kPipeCount> pipe_clock_{};             ///< fair: served up to
   std::array<Counter*, kPipeCount> pipe_busy_{};
+  std::vector<Fp32Load> fp32_loads_;  ///< by WarpGroup slot
 
   WarpSchedulerPolicy* scheduler_ = nullptr;
   TmaEngine* tma_ = nullptr;

@@ -467,6 +467,79 @@ TEST(WgmmaHalfN, CompletionLatencyHoldsTheBufferNotThePipeline) {
   EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 64u);
 }
 
+// fp32_share: FP32 work beside the tensor core slows it to min(1, (1 - load) / share).
+struct CoupledBench : WgmmaBench {
+  explicit CoupledBench(double share) : WgmmaBench({{"fp32_share", share}}) {}
+  void load_at(Cycle at, std::uint32_t slot, double fraction, Cycle until) {
+    bench.events.call(at, Priority::kIssue, [this, slot, fraction, until](Cycle now) {
+      engine->fp32_load(now, slot, fraction, until);
+    });
+  }
+};
+
+TEST(WgmmaHalfN, Fp32LoadSlowsThePipelineToWhatItLeaves) {
+  CoupledBench w(0.5);
+  w.load_at(0, 0, 0.75, 40);  // rate (1 - 0.75) / 0.5 = 0.5 until 40
+  w.issue_at(0, 64, 1);       // 32 law cycles: 20 served by 40, the other 12 by 52
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{52, 1}}));
+  EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 20u);
+  EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 52u);
+}
+
+TEST(WgmmaHalfN, Fp32LoadAfterIssueDelaysTheCompletion) {
+  CoupledBench w(0.87);
+  w.issue_at(0, 64, 1);       // would complete at 32
+  w.issue_at(1, 64, 2);       // behind it: 64
+  w.load_at(10, 3, 1.0, 30);  // a full FP32 pipe stops it for 20 cycles
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{52, 1}, {84, 2}}));
+  EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 20u);
+}
+
+TEST(WgmmaHalfN, Fp32LoadSaidAgainReplacesTheSlotsOwn) {
+  CoupledBench w(0.87);
+  w.load_at(0, 2, 1.0, 1000);  // stopped...
+  w.issue_at(0, 64, 1);
+  w.load_at(20, 2, 0.0, 21);   // ...until slot 2 says its work is over: 20 + 32
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{52, 1}}));
+}
+
+TEST(WgmmaHalfN, Fp32LoadsOfSlotsAddUpAndLightLoadsCostNothing) {
+  CoupledBench w(0.5);
+  w.load_at(0, 0, 0.25, 100);  // 0.25 + 0.25 leaves 0.5 = the share: full rate
+  w.load_at(0, 1, 0.25, 100);
+  w.issue_at(0, 64, 1);        // [0, 32)
+  w.load_at(40, 2, 0.5, 80);   // 1.0 in all from 40 to 80: stopped
+  w.issue_at(40, 64, 2);       // [80, 112)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{32, 1}, {112, 2}}));
+}
+
+TEST(WgmmaHalfN, Fp32LoadIsIgnoredWithoutAShare) {
+  WgmmaBench w;  // fp32_share = 0: uncoupled
+  w.bench.events.call(0, Priority::kIssue,
+                      [&w](Cycle now) { w.engine->fp32_load(now, 0, 1.0, 1000); });
+  w.issue_at(0, 64, 1);
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{32, 1}}));
+  EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 0u);
+}
+
+TEST(WgmmaHalfN, CoupledPipelineKeepsCompletionLatencyAndTheFullBuffersCall) {
+  WgmmaBench plain({{"completion_latency", std::int64_t{10}}, {"buffer_depth", std::int64_t{1}},
+                    {"fp32_share", 1.0}});
+  plain.bench.events.call(0, Priority::kIssue,
+                          [&plain](Cycle now) { plain.engine->fp32_load(now, 0, 0.5, 64); });
+  plain.issue_at(0, 64, 1);   // rate 0.5: 32 law cycles in 64, completes at 74
+  plain.refused_at(70);       // its buffer slot is held for the latency
+  plain.issue_at(74, 64, 2);  // load over: [74, 106), completes 116
+  plain.bench.events.run();
+  EXPECT_EQ(plain.client.completed, (Completions{{74, 1}, {116, 2}}));
+  EXPECT_EQ(plain.client.slot_free, (std::vector<Cycle>{74}));
+}
+
 TEST(WgmmaHalfN, IssueIntervalRefusesUntilItElapses) {
   WgmmaBench w({{"issue_interval", std::int64_t{4}}});
   w.issue_at(0, 64, 1);

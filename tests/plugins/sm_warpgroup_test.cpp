@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sm_harness.h"
+#include "wgmma_half_n.h"
 
 namespace simfa::sm_test {
 namespace {
@@ -492,6 +493,33 @@ TEST(SmWarpGroup, FairPipesShareAmongTheBubblesUsingThem) {
   EXPECT_EQ(stat(r, "bubble_cycles"), 127u + 100u + 127u);
 }
 
+// The SM tells its tensor core how much of the FP32 pipe each compute BUBBLE holds (its FP32
+// cycles over its length); with wgmma.half_n's fp32_share the WGMMAs beside FP32 work slow down.
+// WG0 issues four m64n128k16 WGMMAs (256 pipeline cycles) and waits; WG1's BUBBLE holds the whole
+// FP32 pipe for 16384 / 128 = 128 cycles, stopping the pipeline for as long. ALU work does not.
+TEST(SmWarpGroup, Fp32WorkBesideTheTensorCoreSlowsItsWgmmas) {
+  auto run = [](double share, ComputeWork beside) {
+    HarnessConfig config;
+    config.sm =
+        plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
+    config.tensor_core =
+        plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>({{"fp32_share", share}});
+    CtaBuilder cta(0);
+    WarpGroupBuilder mma = cta.warpgroup();
+    for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
+    mma.commit(0).wgmma_wait(0).exit();
+    cta.warpgroup().compute(0, beside).exit();
+    return run_both(config, workload_of({cta.program()}));
+  };
+  const ComputeWork fp32{16384, 0, 0}, alu{0, 8192, 0};
+  const RunResult alone = run(0.0, fp32), coupled = run(0.87, fp32), alu_beside = run(0.87, alu);
+  EXPECT_EQ(coupled.cta_exit(0), alone.cta_exit(0) + 128);
+  EXPECT_EQ(alu_beside.cta_exit(0), alone.cta_exit(0));
+  EXPECT_EQ(coupled.counters.at("sm[0].tensor_core.fp32_delay_cycles"), 128u);
+  // The FP32 work itself is not slowed.
+  EXPECT_EQ(coupled.spans_of(0, 1, "bubble"), alone.spans_of(0, 1, "bubble"));
+}
+
 // A short BUBBLE beside a long one is done after twice its own work, not after the long one.
 TEST(SmWarpGroup, FairPipesFinishAShortBubbleFirst) {
   HarnessConfig config;
@@ -597,6 +625,11 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
     if (round % 3 == 0)
       config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
           {{"pipe_sharing", std::string("fair")}, {"exit_waits_for_stores", round % 2 == 0}});
+    // Every fourth round the tensor core is wgmma.half_n, slowed by the compute BUBBLEs' FP32.
+    if (round % 4 == 1)
+      config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>(
+          {{"fp32_share", 0.87}, {"buffer_depth", std::int64_t{1 + below(3)}},
+           {"completion_latency", std::int64_t{below(60)}}});
     // Every other round leaves out the waits that only another WarpGroup can satisfy, so that
     // more runs complete.
     const bool open_waits = round % 2 == 0;
@@ -655,7 +688,11 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
       }
       ctas.push_back(cta.program());
     }
-    run_both(config, workload_of(ctas));
+    const RunResult r = run_both(config, workload_of(ctas));
+    // Without cross-WarpGroup waits nothing can deadlock: a WGMMA the coupled engine lost would.
+    if (!open_waits) {
+      EXPECT_NE(r.outcome, Outcome::kDeadlock);
+    }
     if (::testing::Test::HasFailure()) FAIL() << "round " << round;
   }
 }

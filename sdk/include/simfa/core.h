@@ -109,6 +109,13 @@ class SIMFA_API TensorCoreEngine : public Component {
   virtual void connect(TensorCoreClient& client) = 0;
   virtual bool can_accept(Cycle now) const = 0;
   virtual void issue(Cycle now, const WgmmaOp& op) = 0;
+  /// The SM's FP32 pipe: WarpGroup `slot`'s compute work holds `fraction` (0 to 1) of it from
+  /// `now` until `until`, replacing what was said of `slot` before. A tensor core that shares
+  /// the register file with that pipe may slow down beside it (docs/core-model.md); one that
+  /// does not ignores this.
+  virtual void fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) {
+    (void)now, (void)slot, (void)fraction, (void)until;
+  }
 };
 
 // ---- policies ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ class RingQueue {
   const T& front() const { return items_[head_]; }
   T& back() { return items_[(head_ + size_ - 1) & (items_.size() - 1)]; }
   /// The `i`th from the front (i < size()).
+  T& at(std::size_t i) { return items_[(head_ + i) & (items_.size() - 1)]; }
   const T& at(std::size_t i) const { return items_[(head_ + i) & (items_.size() - 1)]; }
 
   void push(T value) {
