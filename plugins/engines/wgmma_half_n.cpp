@@ -41,7 +41,9 @@ const char* const kFp32DelayDoc =
     "(fp32_share)";
 constexpr double kTimeEpsilon = 1e-9;
 
-Cycle end_cycle(double t) { return static_cast<Cycle>(std::ceil(t - kTimeEpsilon)); }
+Cycle end_cycle(double t) {
+  return static_cast<Cycle>(std::ceil(t - kTimeEpsilon));
+}
 }  // namespace
 
 void Fp32Coupling::set(std::uint32_t slot, double fraction, Cycle until) {
@@ -156,10 +158,11 @@ void WgmmaHalfN::describe(Schema& schema) {
       .unit("fraction of the FP32 pipe")
       .def(0.0)
       .range(0, 1)
-      .doc("the share of the SM's FP32 pipe (its register-file bandwidth) a WGMMA running at its "
-           "full rate holds; FP32 work is served first and the pipeline runs at min(1, (1 - "
-           "load) / fp32_share) of its rate while a fraction `load` of that pipe is in use (0: "
-           "no coupling)");
+      .doc(
+          "the share of the SM's FP32 pipe (its register-file bandwidth) a WGMMA running at its "
+          "full rate holds; FP32 work is served first and the pipeline runs at min(1, (1 - "
+          "load) / fp32_share) of its rate while a fraction `load` of that pipe is in use (0: "
+          "no coupling)");
   schema.stat("wgmma_issued", StatKind::kCounter, "instructions", kIssuedDoc);
   schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
   schema.stat("flops", StatKind::kCounter, "FLOP", kFlopsDoc);
@@ -169,7 +172,7 @@ void WgmmaHalfN::describe(Schema& schema) {
 WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
     : events_(context.events),
       model_(context.params.string("latency_model") == "table" ? WgmmaLatencyModel::kTable
-                                                                : WgmmaLatencyModel::kHalfN),
+                                                               : WgmmaLatencyModel::kHalfN),
       k_eff_(context.params.real("k_eff")),
       n_factors_(parse_n_factors(context.params)),
       buffer_depth_(static_cast<std::uint32_t>(context.params.integer("buffer_depth"))),
@@ -198,7 +201,8 @@ void WgmmaHalfN::issue(Cycle now, const WgmmaOp& op) {
   const Cycle cycles = wgmma_cycles(model_, k_eff_ * n_factors_.at(op.n), op.m, op.n, op.k);
   if (coupling_.on()) {
     serve_until(now);
-    buffer_.push({op.token, next_serial_++, cycles, static_cast<double>(cycles), 0, kNever, kNever});
+    buffer_.push(
+        {op.token, next_serial_++, cycles, static_cast<double>(cycles), 0, kNever, kNever});
     schedule_checks();
   } else {
     pipeline_free_ = std::max(now, pipeline_free_) + cycles;

@@ -125,7 +125,7 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   /// latency), so each completion pops the front.
   RingQueue<Buffered> buffer_;
   std::uint64_t next_serial_ = 0;
-  double served_to_ = 0;  ///< coupled: the pipeline's state is known up to this time
+  double served_to_ = 0;     ///< coupled: the pipeline's state is known up to this time
   Cycle pipeline_free_ = 0;  ///< when the pipeline finishes the last accepted WGMMA
   Cycle next_issue_ = 0;     ///< earliest cycle of the next accepted issue
   /// can_accept said no since the last on_wgmma_slot_free: the client waits for a call.

@@ -501,7 +501,7 @@ TEST(WgmmaHalfN, Fp32LoadSaidAgainReplacesTheSlotsOwn) {
   CoupledBench w(0.87);
   w.load_at(0, 2, 1.0, 1000);  // stopped...
   w.issue_at(0, 64, 1);
-  w.load_at(20, 2, 0.0, 21);   // ...until slot 2 says its work is over: 20 + 32
+  w.load_at(20, 2, 0.0, 21);  // ...until slot 2 says its work is over: 20 + 32
   w.bench.events.run();
   EXPECT_EQ(w.client.completed, (Completions{{52, 1}}));
 }
@@ -510,9 +510,9 @@ TEST(WgmmaHalfN, Fp32LoadsOfSlotsAddUpAndLightLoadsCostNothing) {
   CoupledBench w(0.5);
   w.load_at(0, 0, 0.25, 100);  // 0.25 + 0.25 leaves 0.5 = the share: full rate
   w.load_at(0, 1, 0.25, 100);
-  w.issue_at(0, 64, 1);        // [0, 32)
-  w.load_at(40, 2, 0.5, 80);   // 1.0 in all from 40 to 80: stopped
-  w.issue_at(40, 64, 2);       // [80, 112)
+  w.issue_at(0, 64, 1);       // [0, 32)
+  w.load_at(40, 2, 0.5, 80);  // 1.0 in all from 40 to 80: stopped
+  w.issue_at(40, 64, 2);      // [80, 112)
   w.bench.events.run();
   EXPECT_EQ(w.client.completed, (Completions{{32, 1}, {112, 2}}));
 }
@@ -528,7 +528,8 @@ TEST(WgmmaHalfN, Fp32LoadIsIgnoredWithoutAShare) {
 }
 
 TEST(WgmmaHalfN, CoupledPipelineKeepsCompletionLatencyAndTheFullBuffersCall) {
-  WgmmaBench plain({{"completion_latency", std::int64_t{10}}, {"buffer_depth", std::int64_t{1}},
+  WgmmaBench plain({{"completion_latency", std::int64_t{10}},
+                    {"buffer_depth", std::int64_t{1}},
                     {"fp32_share", 1.0}});
   plain.bench.events.call(0, Priority::kIssue,
                           [&plain](Cycle now) { plain.engine->fp32_load(now, 0, 0.5, 64); });

@@ -628,7 +628,8 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
     // Every fourth round the tensor core is wgmma.half_n, slowed by the compute BUBBLEs' FP32.
     if (round % 4 == 1)
       config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>(
-          {{"fp32_share", 0.87}, {"buffer_depth", std::int64_t{1 + below(3)}},
+          {{"fp32_share", 0.87},
+           {"buffer_depth", std::int64_t{1 + below(3)}},
            {"completion_latency", std::int64_t{below(60)}}});
     // Every other round leaves out the waits that only another WarpGroup can satisfy, so that
     // more runs complete.
