@@ -12,6 +12,8 @@
 #   ncu     ncu DRAM/L2 traffic of attention across the L2, L 4K-64K (attention_suite.py ncu)
 #   clocks  ncu's SM clock and duration of every suite point, two launches each
 #           (attention_suite.py clocks): NVML's 10 ms samples miss what the SM runs at
+#   opcodes ncu's instruction mix (InstructionStats, per SASS opcode) and pipe utilization of
+#           cuDNN's kernel at D = 128 and 64 and of Triton's 128x64 kernel, one launch each
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz. Never changes clocks or
 # any GPU setting: it only reads them.
 set -u
@@ -81,6 +83,21 @@ if has clocks; then
   tail -3 "$R/attn/clocks_log.txt"
   [ -f "$R/attn/ncu_clocks.ncu-rep" ] && ncu --import "$R/attn/ncu_clocks.ncu-rep" --csv \
     --page raw --print-units base >"$R/attn/ncu_clocks_raw.csv" 2>/dev/null
+fi
+if has opcodes; then
+  phase opcodes
+  mkdir -p "$R/attn"
+  PTS="cudnn:1,32,8,4096,128,0 cudnn:1,32,8,4096,128,1 cudnn:4,16,16,4096,64,0 cudnn:4,16,16,4096,64,1 triton:1,32,8,4096,128,0"
+  timeout ${OPCODES_S:-300} ncu --clock-control none --cache-control all --replay-mode kernel \
+    --section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight \
+    -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_opcodes" \
+    python3 "$HERE/attention_suite.py" ncu "$R/attn" $PTS >"$R/attn/opcodes_log.txt" 2>&1 || echo "opcodes rc=$?"
+  tail -3 "$R/attn/opcodes_log.txt"
+  mv "$R/attn/ncu_points.csv" "$R/attn/ncu_opcodes_points.csv" 2>/dev/null
+  if [ -f "$R/attn/ncu_opcodes.ncu-rep" ]; then
+    ncu --import "$R/attn/ncu_opcodes.ncu-rep" --csv --page raw --print-units base >"$R/attn/ncu_opcodes_raw.csv" 2>/dev/null
+    ncu --import "$R/attn/ncu_opcodes.ncu-rep" --page details --print-details all >"$R/attn/ncu_opcodes_details.txt" 2>/dev/null
+  fi
 fi
 phase end
 kill "$SMI_PID" 2>/dev/null
