@@ -24,6 +24,7 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   attention_cudnn attention/attention_suite.csv (impl cudnn) -> the `fa3:` route, kernel=cudnn
                  -> CUDA-event time
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
+  tma_edge       tma_load.csv (edge rows) -> examples/microbench/tma_edge.trace -> cycles per box
   tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
@@ -772,6 +773,41 @@ def build_tma_box(ctx, fast):
     return points, []
 
 
+# tma_edge: (TENSOR_ROWS, BOX_ROWS, ROW0, CTAS, STAGES) of the fast subset: the box half past the
+# edge and the box wholly past it, 132 SMs at 4 stages (the hot spot), and one inside box
+TMA_EDGE_FAST = {(128, 256, 0, 132, 4), (128, 128, 128, 132, 4), (256, 256, 0, 132, 4)}
+TMA_EDGE_BOXES = 32
+
+
+def build_tma_edge(ctx, fast):
+    """tma_load.csv's `edge` rows: warm 2D boxes inside, half past and wholly past the tensor's
+    edge, on 1 or 132 SMs, 1 or 4 stages; cycles per box by difference with
+    examples/microbench/tma_edge.trace, (cycles(BOXES = 2N) - cycles(BOXES = N)) / N, N = 32
+    (docs/calibration.md §13)."""
+    rows = read_csv(H200 / "tma_load.csv", required=("exp", "tensor_rows", "box_rows", "row0", "ctas",
+                                                     "stages", "cyc_box_med", "sm_clock_mhz"))
+    points = []
+    for row in rows:
+        if row.text("exp") != "edge":
+            continue
+        key = tuple(row.int(k) for k in ("tensor_rows", "box_rows", "row0", "ctas", "stages"))
+        if fast and key not in TMA_EDGE_FAST:
+            continue
+        tensor_rows, box_rows, row0, ctas, stages = key
+        clock = row.num("sm_clock_mhz")
+        base = f"ROWS={tensor_rows} BOX_R={box_rows} ROW0={row0} CTAS={ctas} STAGES={stages}"
+        n = TMA_EDGE_BOXES
+        longer = Sim(trace_workload("tma_edge.trace", f"{base} BOXES={2 * n}"), clock, 0.05)
+        shorter = Sim(trace_workload("tma_edge.trace", f"{base} BOXES={n}"), clock, 0.03)
+
+        def predict(s, n=n):
+            return (s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / n, f"kernel.cycles difference / {n}"
+        where = "inside" if row0 + box_rows <= tensor_rows else "wholly past" if row0 >= tensor_rows else "half past"
+        label = f"{box_rows} rows {where}, {ctas} SM{'s' if ctas > 1 else ''}, {stages} stage{'s' if stages > 1 else ''}"
+        points.append(Point("box", label, row.where, clock, row.num("cyc_box_med"), (longer, shorter), predict))
+    return points, []
+
+
 # tma_first.csv's warm rows ran at 1920-1969 MHz (the first-load rows' sm_mhz; the sweep's own
 # launches record none)
 TMA_BOX_MHZ = 1950.0
@@ -1115,6 +1151,10 @@ SUITES = {s.name: s for s in [
           {"box": Metric("cycles", "a 2D box of R rows x 128 B from the L2 (warm_rows_R)"),
            "bulk": Metric("cycles", "a bulk copy of B bytes from the L2 (warm_bulk_B)")},
           build_tma_box),
+    Suite("tma_edge", "warm 2D boxes at the tensor's edge, validation/h200/tma_load.csv `edge` rows "
+          "(examples/microbench/tma_edge.trace)", ["tma_load.csv"],
+          {"box": Metric("cycles", "cycles a box (cyc_box_med)")},
+          build_tma_edge),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
