@@ -455,6 +455,14 @@ def suite(outdir):
     fh.close()
 
 
+def write_rows(path, rows):
+    """The launches of an ncu step, one row each, in ncu's order."""
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def ncu_points(outdir, specs):
     """One launch per point for Nsight Compute (no timing, no reference check), in order; the
     points go to OUTDIR/ncu_points.csv. A spec is IMPL:Z,HQ,HKV,L,D,CAUSAL with IMPL `cudnn` or
@@ -474,10 +482,7 @@ def ncu_points(outdir, specs):
         print("ncu point", spec, flush=True)
         del q, k, v
         torch.cuda.empty_cache()
-    with open(os.path.join(outdir, "ncu_points.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(outdir, "ncu_points.csv"), rows)
 
 
 def clock_points(outdir, reps):
@@ -505,10 +510,7 @@ def clock_points(outdir, reps):
                       tile["warps"], flush=True)
         del q, k, v
         torch.cuda.empty_cache()
-    with open(os.path.join(outdir, "clock_points.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(outdir, "clock_points.csv"), rows)
 
 
 def main():

@@ -58,46 +58,42 @@ if has variants; then
   phase variants
   timeout ${VARIANTS_S:-150} python3 "$HERE/attention_suite.py" variants "$R/attn" || echo "variants rc=$?"
 fi
+# ncu over one attention_suite.py command: ncu_attn NAME "NCU ARGS" SUITE-ARGS... profiles the
+# attention kernels it launches into $R/attn/NAME.ncu-rep, and its raw page into NAME_raw.csv.
+ncu_attn() {
+  local name=$1 args=$2
+  shift 2
+  mkdir -p "$R/attn"
+  # shellcheck disable=SC2086  # $args holds several options
+  timeout ${NCU_S:-500} ncu --clock-control none --cache-control all --replay-mode kernel $args \
+    -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/$name" \
+    python3 "$HERE/attention_suite.py" "$@" >"$R/attn/${name}_log.txt" 2>&1 || echo "$name rc=$?"
+  tail -3 "$R/attn/${name}_log.txt"
+  [ -f "$R/attn/$name.ncu-rep" ] && ncu --import "$R/attn/$name.ncu-rep" --csv \
+    --page raw --print-units base >"$R/attn/${name}_raw.csv" 2>/dev/null
+}
 if has ncu; then
   # DRAM and L2 traffic of attention across the L2 (issue 18), one launch per point.
   phase ncu
-  mkdir -p "$R/attn"
   MET=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second
   PTS=""
   for L in 4096 8192 16384 32768 65536; do PTS="$PTS cudnn:1,32,8,$L,128,0 triton:1,32,8,$L,128,0"; done
   PTS="$PTS cudnn:1,32,8,16384,128,1 cudnn:1,32,8,65536,128,1 cudnn:1,64,8,16384,128,0 cudnn:1,64,8,65536,128,0 cudnn:1,8,8,32768,128,0 cudnn:1,16,16,32768,64,0"
-  timeout ${NCU_S:-400} ncu --clock-control none --cache-control all --replay-mode kernel \
-    --metrics "$MET" -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_attention" \
-    python3 "$HERE/attention_suite.py" ncu "$R/attn" $PTS >"$R/attn/ncu_log.txt" 2>&1 || echo "ncu rc=$?"
-  tail -3 "$R/attn/ncu_log.txt"
-  [ -f "$R/attn/ncu_attention.ncu-rep" ] && ncu --import "$R/attn/ncu_attention.ncu-rep" --csv \
-    --page raw --print-units base >"$R/attn/ncu_attention_raw.csv" 2>/dev/null
+  ncu_attn ncu_attention "--metrics $MET" ncu "$R/attn" $PTS
 fi
 if has clocks; then
   phase clocks
-  mkdir -p "$R/attn"
   MET=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max,lts__cycles_elapsed.avg.per_second
-  timeout ${CLOCKS_S:-500} ncu --clock-control none --cache-control all --replay-mode kernel \
-    --metrics "$MET" -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_clocks" \
-    python3 "$HERE/attention_suite.py" clocks "$R/attn" 2 >"$R/attn/clocks_log.txt" 2>&1 || echo "clocks rc=$?"
-  tail -3 "$R/attn/clocks_log.txt"
-  [ -f "$R/attn/ncu_clocks.ncu-rep" ] && ncu --import "$R/attn/ncu_clocks.ncu-rep" --csv \
-    --page raw --print-units base >"$R/attn/ncu_clocks_raw.csv" 2>/dev/null
+  ncu_attn ncu_clocks "--metrics $MET" clocks "$R/attn" 2
 fi
 if has opcodes; then
   phase opcodes
-  mkdir -p "$R/attn"
   PTS="cudnn:1,32,8,4096,128,0 cudnn:1,32,8,4096,128,1 cudnn:4,16,16,4096,64,0 cudnn:4,16,16,4096,64,1 triton:1,32,8,4096,128,0"
-  timeout ${OPCODES_S:-300} ncu --clock-control none --cache-control all --replay-mode kernel \
-    --section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight \
-    -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/attn/ncu_opcodes" \
-    python3 "$HERE/attention_suite.py" ncu "$R/attn" $PTS >"$R/attn/opcodes_log.txt" 2>&1 || echo "opcodes rc=$?"
-  tail -3 "$R/attn/opcodes_log.txt"
+  ncu_attn ncu_opcodes "--section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight" \
+    ncu "$R/attn" $PTS
   mv "$R/attn/ncu_points.csv" "$R/attn/ncu_opcodes_points.csv" 2>/dev/null
-  if [ -f "$R/attn/ncu_opcodes.ncu-rep" ]; then
-    ncu --import "$R/attn/ncu_opcodes.ncu-rep" --csv --page raw --print-units base >"$R/attn/ncu_opcodes_raw.csv" 2>/dev/null
-    ncu --import "$R/attn/ncu_opcodes.ncu-rep" --page details --print-details all >"$R/attn/ncu_opcodes_details.txt" 2>/dev/null
-  fi
+  [ -f "$R/attn/ncu_opcodes.ncu-rep" ] && ncu --import "$R/attn/ncu_opcodes.ncu-rep" --page details \
+    --print-details all >"$R/attn/ncu_opcodes_details.txt" 2>/dev/null
 fi
 phase end
 kill "$SMI_PID" 2>/dev/null
