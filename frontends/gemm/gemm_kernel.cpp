@@ -74,7 +74,7 @@ class GemmKernel::Stream {
     code_.push_back(instruction);
   }
   /// With two or more WarpGroups, the CTA barrier Triton's Membar pass puts before each TMA copy
-  /// and mbarrier wait (as the TTGIR route adds it, docs/ttgir.md §4).
+  /// (loads and the store) and mbarrier wait (as the TTGIR route adds it, docs/ttgir.md §4).
   void membar() {
     if (membar_) push(Instruction::bar_wait(0));
   }
@@ -211,6 +211,7 @@ void GemmKernel::build_pipelined(const Tile& tile, CtaProgram& out) const {
     }
     code.push(Instruction::wgmma_wait(0));
     code.compute(epilogue_work_);
+    code.membar();  // the store reads every WarpGroup's shared-memory half
     if (loads)
       code.push(
           Instruction::tma_store(kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m)));

@@ -844,8 +844,10 @@ class Compiler {
     return CostRow::kAlu;
   }
 
+  // Membar puts a CTA barrier before a store too: the TMA reads what every WarpGroup wrote to
+  // shared memory (the 8-warp GEMM's SASS: BAR.SYNC between its STSMs and the UTMASTG).
   void compile_tma(const Operation& op, bool load) {
-    if (load) membar(op);
+    membar(op);
     const OpView v(doc_, op);
     const TokenRange r = op.segments.front();
     std::uint32_t i = r.begin;

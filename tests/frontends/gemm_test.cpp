@@ -111,21 +111,23 @@ TEST(GemmProgram, EightWarpsShareTheTileByRows) {
   EXPECT_EQ(p.consumers_per_stage, 1u);
   EXPECT_EQ(p.smem_bytes, 3 * (128 + 256) * 64 * 2 + 3 * 8);
   for (const auto& wg : p.warpgroups) EXPECT_EQ(wg.registers, 168u * 128);  // 64 x 256 / 128 + 40
-  // Two WarpGroups: Triton's Membar barrier before every copy and mbarrier wait, kept where the
-  // copy is predicated off (the second prologue k-tile and the refill are past K's one k-tile).
+  // Two WarpGroups: Triton's Membar barrier before every copy (the store too) and mbarrier wait,
+  // kept where the copy is predicated off (the second prologue k-tile and the refill are past
+  // K's one k-tile).
   const std::string bar = "BAR_WAIT 0";
   std::vector<std::string> first = {
       bar, "TMA_LOAD A 0,128 s0", bar, "TMA_LOAD B 0,256 s0", bar, bar, bar, "MB_WAIT 0"};
   repeat(first, 4, "WGMMA 64,256,16 gid 0");
   // 64 x 256 accumulators a WarpGroup, 1.5 ALU elements each.
   first.insert(first.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
-                             "BUBBLE 0 fp32 0 alu 24576 sfu 0", "TMA_STORE C 256,128", "EXIT"});
+                             "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "TMA_STORE C 256,128",
+                             "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), first);
   EXPECT_EQ(p.barrier_participants, (std::vector<std::uint32_t>{2}));
   std::vector<std::string> second = {bar, bar, bar, bar, bar, "MB_WAIT 0"};
   repeat(second, 4, "WGMMA 64,256,16 gid 0");
   second.insert(second.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
-                               "BUBBLE 0 fp32 0 alu 24576 sfu 0", "EXIT"});
+                               "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[1], p, source->tensor_maps()), second);
   EXPECT_EQ(source->tensor_maps()[2].box[1], 128u);  // the whole tile in one store
 }

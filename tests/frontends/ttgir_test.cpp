@@ -4,6 +4,7 @@
 // traces from the H200, and the errors malformed TTGIR and traces give (with their location).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -297,6 +298,20 @@ TEST(TtgirStatic, EightWarpsSplitTheTileBetweenTwoWarpGroups) {
   EXPECT_EQ(c1["TMA_STORE"], 0);
   EXPECT_EQ(c0["MB_WAIT"], 8);
   EXPECT_EQ(c1["MB_WAIT"], 8);
+  // The TMA store reads what both WarpGroups wrote to shared memory: Membar's barrier comes
+  // before it in both (the SASS: BAR.SYNC between the STSMs and the UTMASTG), so the first
+  // WarpGroup cannot store before the second has written its half.
+  const auto l0 = listing(p.warpgroups[0], p, src->tensor_maps());
+  const auto l1 = listing(p.warpgroups[1], p, src->tensor_maps());
+  const auto store = std::find_if(l0.begin(), l0.end(),
+                                  [](const std::string& l) { return l.starts_with("TMA_STORE"); });
+  ASSERT_NE(store, l0.end());
+  EXPECT_EQ(*std::prev(store), "BAR_WAIT 0");
+  EXPECT_EQ(std::count(l0.begin(), l0.end(), "BAR_WAIT 0"),
+            std::count(l1.begin(), l1.end(), "BAR_WAIT 0"));
+  ASSERT_GE(l1.size(), 2u);
+  EXPECT_EQ(l1[l1.size() - 2], "BAR_WAIT 0");  // the second meets the first's store barrier
+  EXPECT_EQ(l1.back(), "EXIT");
 }
 
 // Attention, 128x64 tiles, 8 warps: per KV tile each WarpGroup issues QK^T (8 m64n64k16, K =
