@@ -115,6 +115,13 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "softmax pipes: ALU ops per score of a KV tile the mask cuts (causal diagonal, "
           "seqlen_k's end); -1: the kernel's (fa3 0, cudnn 2: ISETP + FSEL)");
+  schema.integer("scale_ops")
+      .def(-1)
+      .range(-1, 2)
+      .unit("ops/score")
+      .doc(
+          "softmax pipes: FP32 ops per score for S x scale - max x scale: 1 when contracted into "
+          "an FFMA, 2 as FMUL and FADD; -1: the kernel's (fa3 1, cudnn 2)");
   schema.real("reduce_cycles_per_element")
       .def(10)
       .range(0, 1000)
@@ -218,6 +225,10 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // The causal mask of one score: the column index against the row's limit (ISETP) and the
   // select of -inf (FSEL), 64 a cycle each on the ALU (softmax_micro.csv's where(), §8).
   s.mask_ops = params.integer("mask_ops") >= 0 ? params.integer("mask_ops") : cudnn ? 2 : 0;
+  // FA3's softmax.hpp contracts the scale and the max into one FFMA; cuDNN's kernel issues an
+  // FMUL and an FADD a score (ncu's SASS counts, validation/h200/opmix/opmix_summary.csv:
+  // FMUL 1.55 and FADD 2.03 a score at D = 64, FFMA 0.03).
+  s.scale_ops = params.integer("scale_ops") >= 0 ? params.integer("scale_ops") : cudnn ? 2 : 1;
   s.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
   s.producer_issue_cycles = params.integer("producer_issue_cycles");
 
@@ -263,6 +274,7 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
          (s.pingpong ? "" : ",pingpong=false") +
          (s.mask_ops != 0 ? ",mask_ops=" + std::to_string(s.mask_ops) : "") +
+         (s.scale_ops != 1 ? ",scale_ops=" + std::to_string(s.scale_ops) : "") +
          (s.producer_issue_cycles != 0
               ? ",producer_issue_cycles=" + std::to_string(s.producer_issue_cycles)
               : "");
@@ -289,6 +301,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"intra_wg_overlap", s.intra_wg_overlap ? "true" : "false"},
       {"pingpong", s.pingpong ? "true" : "false"},
       {"mask_ops", str(s.mask_ops)},
+      {"scale_ops", str(s.scale_ops)},
       {"producer_issue_cycles", str(s.producer_issue_cycles)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},

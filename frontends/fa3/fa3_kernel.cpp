@@ -236,9 +236,9 @@ std::vector<Fa3Kernel::Phase> Fa3Kernel::softmax_phases(bool is_masked) const {
       std::ceil(shape_.reduce_cycles_per_element * static_cast<double>(shape_.block_n) / 4));
   max.work.alu = scores;
   phases.push_back(max);
-  Phase exp;  // exp2(S x scale - max x scale): one FFMA and one MUFU.EX2 a score; the rescale
-              // factor exp2((max_old - max) x scale) one MUFU a row
-  exp.work.fp32 = scores + rows;
+  Phase exp;  // exp2(S x scale - max x scale): an FFMA (or FMUL and FADD: scale_ops) and a
+              // MUFU.EX2 a score; the rescale factor exp2((max_old - max) x scale) one MUFU a row
+  exp.work.fp32 = static_cast<std::uint64_t>(shape_.scale_ops) * scores + rows;
   exp.work.sfu = scores + rows;
   phases.push_back(exp);
   Phase sum;  // the per-thread row sum (FADD) and P to FP16 (F2FP packs two)

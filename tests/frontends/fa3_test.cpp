@@ -975,6 +975,23 @@ TEST(Fa3Cudnn, SoftmaxPhasesCountTheOpsOfA64x128Tile) {
   EXPECT_EQ(cut[0].work, (ComputeWork{0, 2 * 8192, 0}));
   EXPECT_EQ(k.rescale_phase().work, (ComputeWork{8192, 0, 0}));
   EXPECT_EQ(k.epilogue_phase().work, (ComputeWork{8192, 4096, 0}));
+  // cuDNN's SASS keeps the scale's FMUL and the max's FADD apart: two FP32 ops a score.
+  shape.scale_ops = 2;
+  const Fa3Kernel apart(shape, Fa3Throughputs{});
+  EXPECT_EQ(apart.softmax_phases(false)[1].work, (ComputeWork{2 * 8192 + 64, 0, 8192 + 64}));
+}
+
+TEST(Fa3Cudnn, KernelPresetsPickTheirScaleOps) {
+  Harness h;
+  const ParamValue one = i64(1), len = i64(1024);
+  auto cudnn = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"heads", one}, {"seqlen", len}});
+  EXPECT_EQ(params_of(*cudnn)["scale_ops"], "2");
+  auto fa3 = h.make<Fa3Source>({{"softmax", ParamValue{"pipes"}}, {"heads", one}, {"seqlen", len}});
+  EXPECT_EQ(params_of(*fa3)["scale_ops"], "1");
+  auto fused = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"scale_ops", one}, {"heads", one}, {"seqlen", len}});
+  EXPECT_EQ(params_of(*fused)["scale_ops"], "1");
 }
 
 TEST(Fa3Cudnn, CausalDiagonalTilesPayTheMaskOnce) {
