@@ -100,14 +100,24 @@ void describe_fa3_keys(Schema& schema) {
           "bubble: one BUBBLE from the *_per_cycle throughputs (the paper's VI-B); pipes: "
           "compute BUBBLEs on the SM's shared pipes (docs/workloads.md); auto: fa3 bubble, "
           "cudnn pipes");
-  schema.boolean("intra_wg_overlap")
-      .def(true)
-      .doc("FA3's IntraWGOverlap: the softmax of S(n) runs while P(n+1) V is on the tensor core");
+  schema.string("intra_wg_overlap")
+      .def("auto")
+      .choices({"auto", "true", "false"})
+      .doc(
+          "FA3's IntraWGOverlap: the softmax of S(n) runs while P(n+1) V is on the tensor core; "
+          "false: S, softmax, P V of one tile in turn; auto: fa3 true, cudnn false");
   schema.boolean("pingpong")
       .def(true)
       .doc(
-          "FA3's inter-WarpGroup ping-pong: the consumers take turns on the tensor core through "
-          "named barriers (two or three consumers, head_dim <= 128)");
+          "inter-WarpGroup ping-pong: the consumers take turns through named barriers (two or "
+          "three consumers, head_dim <= 128)");
+  schema.string("turn")
+      .def("auto")
+      .choices({"auto", "gemms", "exp2"})
+      .doc(
+          "what a consumer's ping-pong turn holds: gemms (FA3's warp_scheduler_barrier around S "
+          "and P V's issue, with intra_wg_overlap) or exp2 (the softmax's exp2s, softmax = "
+          "pipes); auto: fa3 gemms, cudnn exp2");
   schema.integer("mask_ops")
       .def(-1)
       .range(-1, 64)
@@ -220,8 +230,14 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   const std::string& softmax = params.string("softmax");
   s.softmax =
       softmax == "pipes" || (softmax == "auto" && cudnn) ? Fa3Softmax::kPipes : Fa3Softmax::kBubble;
-  s.intra_wg_overlap = params.boolean("intra_wg_overlap");
+  // cuDNN's consumer loop (its SASS, validation/h200/opmix/*_sass.csv.gz) waits for S's
+  // HGMMAs, runs the softmax, issues P V and waits for it before the next S, and puts its named
+  // barriers around the exp2s (BAR.SYNC before the MUFU.EX2s, BAR.ARV after).
+  const std::string overlap = params.string("intra_wg_overlap");
+  s.intra_wg_overlap = overlap == "auto" ? !cudnn : overlap == "true";
   s.pingpong = params.boolean("pingpong");
+  const std::string turn = params.string("turn");
+  s.turn = turn == "exp2" || (turn == "auto" && cudnn) ? Fa3Turn::kExp2 : Fa3Turn::kGemms;
   // The causal mask of one score: the column index against the row's limit (ISETP) and the
   // select of -inf (FSEL), 64 a cycle each on the ALU (softmax_micro.csv's where(), §8).
   s.mask_ops = params.integer("mask_ops") >= 0 ? params.integer("mask_ops") : cudnn ? 2 : 0;
@@ -273,6 +289,7 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          (s.softmax == Fa3Softmax::kPipes ? ",softmax=pipes" : "") +
          (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
          (s.pingpong ? "" : ",pingpong=false") +
+         (s.turn == Fa3Turn::kExp2 ? ",turn=exp2" : "") +
          (s.mask_ops != 0 ? ",mask_ops=" + std::to_string(s.mask_ops) : "") +
          (s.scale_ops != 1 ? ",scale_ops=" + std::to_string(s.scale_ops) : "") +
          (s.producer_issue_cycles != 0
@@ -300,6 +317,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"softmax", softmax_name(s.softmax)},
       {"intra_wg_overlap", s.intra_wg_overlap ? "true" : "false"},
       {"pingpong", s.pingpong ? "true" : "false"},
+      {"turn", s.turn == Fa3Turn::kExp2 ? "exp2" : "gemms"},
       {"mask_ops", str(s.mask_ops)},
       {"scale_ops", str(s.scale_ops)},
       {"producer_issue_cycles", str(s.producer_issue_cycles)},

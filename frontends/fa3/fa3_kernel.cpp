@@ -240,6 +240,7 @@ std::vector<Fa3Kernel::Phase> Fa3Kernel::softmax_phases(bool is_masked) const {
               // MUFU.EX2 a score; the rescale factor exp2((max_old - max) x scale) one MUFU a row
   exp.work.fp32 = static_cast<std::uint64_t>(shape_.scale_ops) * scores + rows;
   exp.work.sfu = scores + rows;
+  exp.exp2 = true;
   phases.push_back(exp);
   Phase sum;  // the per-thread row sum (FADD) and P to FP16 (F2FP packs two)
   sum.work.fp32 = scores;

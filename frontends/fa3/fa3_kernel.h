@@ -26,6 +26,12 @@ enum class Fa3Softmax : std::uint8_t {
   kPipes,   ///< phases of compute BUBBLEs on the SM's shared pipes (docs/calibration.md §12)
 };
 
+/// What the consumers' ping-pong (the named turn barriers) orders.
+enum class Fa3Turn : std::uint8_t {
+  kGemms,  ///< FA3's warp_scheduler_barrier: S of one tile and P V of the previous one
+  kExp2,   ///< cuDNN's SASS: the softmax's exp2s (BAR.SYNC before them, BAR.ARV after)
+};
+
 struct Fa3Shape {
   std::int64_t batch = 1;
   std::int64_t heads = 0;
@@ -42,6 +48,7 @@ struct Fa3Shape {
   Fa3Softmax softmax = Fa3Softmax::kBubble;
   bool intra_wg_overlap = true;  ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
   bool pingpong = true;          ///< FA3's UseSchedulerBarrier, where FA3 uses it
+  Fa3Turn turn = Fa3Turn::kGemms;  ///< what a consumer's turn holds (kPipes, with pingpong)
   std::int64_t mask_ops = 0;     ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
   std::int64_t scale_ops = 1;    ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
@@ -153,6 +160,7 @@ class Fa3Kernel {
   struct Phase {
     std::uint32_t latency = 0;
     ComputeWork work;
+    bool exp2 = false;  ///< the exp2 phase: a consumer's turn with Fa3Turn::kExp2
   };
   std::vector<Phase> softmax_phases(bool masked) const;
   /// O x scores_scale after P V (FA3's rescale_o), kPipes.

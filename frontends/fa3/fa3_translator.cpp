@@ -150,6 +150,8 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   }
   ConsumerState& state = consumers_[c];
   const bool barrier = kernel_.scheduler_barrier();
+  const bool exp2_turns =
+      barrier && kernel_.shape().turn == Fa3Turn::kExp2 && kernel_.shape().softmax == Fa3Softmax::kPipes;
   // mma_init, once a CTA: the first consumer's own arrival lets it take the first turn.
   if (barrier && c == 0 && !state.started)
     code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
@@ -204,7 +206,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
         // fwd_step: a turn on the tensor core is S of one tile and P V of the previous one,
         // issued between warp_scheduler_barrier_sync and _arrive.
         bool turn = false;
-        for (std::size_t j = i + 1; barrier && j < events.size(); ++j) {
+        for (std::size_t j = i + 1; barrier && !exp2_turns && j < events.size(); ++j) {
           const Fa3Event next = events[j].event;
           if (next == Fa3Event::kWaitKStart || next == Fa3Event::kWaitVStart) continue;
           turn = next == Fa3Event::kGemmPvIssue;
@@ -257,8 +259,14 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
         } else if (softmax) {
           const bool cut =
               kernel_.masked(tile_.m_block, k_tiles_[static_cast<std::size_t>(k_index)], c);
-          for (const Fa3Kernel::Phase& phase : kernel_.softmax_phases(cut))
+          for (const Fa3Kernel::Phase& phase : kernel_.softmax_phases(cut)) {
+            const bool turn = exp2_turns && phase.exp2;
+            if (turn) code.push_back(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
             compute(phase, code, out);
+            if (turn)
+              code.push_back(
+                  Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
+          }
           // S's scale reaches O after the P V it overlaps (IntraWGOverlap); the first S of a tile
           // has no O to rescale.
           rescale = !outstanding.empty() || !kernel_.shape().intra_wg_overlap;

@@ -859,10 +859,10 @@ TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
       EXPECT_EQ(count(wg, Opcode::kTmaStore, 0), tiles);
       EXPECT_EQ(count(wg, Opcode::kExit, 0), 1u);
       EXPECT_EQ(wg.code.back().op, Opcode::kExit);
-      // Turns: 7 a tile (the first S and the last P V are outside); consumer 1 hands each turn to
-      // consumer 2 on barrier 2, consumer 2 back on barrier 1, where consumer 1 also arrives once
-      // at the start (mma_init, once a CTA).
-      EXPECT_EQ(arrivals_on_1, c == 1 ? 1u : 7 * tiles);
+      // Turns: cuDNN's consumers take turns on their exp2s, 8 a tile (one a KV tile); consumer 1
+      // hands each turn to consumer 2 on barrier 2, consumer 2 back on barrier 1, where consumer
+      // 1 also arrives once at the start (mma_init, once a CTA).
+      EXPECT_EQ(arrivals_on_1, c == 1 ? 1u : 8 * tiles);
     }
     // The K/V rings run on across tiles: the i-th K load of the CTA is in slot 1 + i % 3.
     std::uint32_t k = 0;
@@ -992,6 +992,43 @@ TEST(Fa3Cudnn, KernelPresetsPickTheirScaleOps) {
   auto fused = h.make<Fa3Source>(
       {{"kernel", ParamValue{"cudnn"}}, {"scale_ops", one}, {"heads", one}, {"seqlen", len}});
   EXPECT_EQ(params_of(*fused)["scale_ops"], "1");
+}
+
+// cuDNN's consumer loop (its SASS, validation/h200/opmix/): S, its softmax, then P V and its wait
+// before the next S (no IntraWGOverlap), and the named turn barriers around the exp2s.
+TEST(Fa3Cudnn, ConsumersTakeTurnsOnTheirExp2s) {
+  Harness h;
+  h.gpu.sm_count = 1;
+  auto source = h.make<Fa3Source>(
+      {{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}});
+  auto params = params_of(*source);
+  EXPECT_EQ(params["intra_wg_overlap"], "false");
+  EXPECT_EQ(params["turn"], "exp2");
+  CtaProgram p;
+  source->build(0, p);
+  for (std::uint32_t c = 1; c <= 2; ++c) {
+    const std::vector<Instruction>& code = p.warpgroups[c].code;
+    std::uint32_t exps = 0, pv_waits_before_s = 0;
+    for (std::size_t k = 0; k < code.size(); ++k) {
+      if (code[k].is_compute() && p.work[code[k].y].sfu > 64) {
+        ++exps;
+        ASSERT_GT(k, 0u);
+        ASSERT_LT(k + 1, code.size());
+        EXPECT_EQ(code[k - 1].op, Opcode::kBarWait);
+        EXPECT_EQ(code[k - 1].x, Fa3Kernel::turn_barrier(c - 1));
+        EXPECT_EQ(code[k + 1].op, Opcode::kBarArrive);
+        EXPECT_EQ(code[k + 1].x, Fa3Kernel::turn_barrier(2 - c));
+      }
+      // Every WGMMA_WAIT waits for all: S and P V are each waited for before what follows.
+      if (code[k].op == Opcode::kWgmmaWait) pv_waits_before_s += code[k].x == 0;
+    }
+    EXPECT_EQ(exps, 4u * 4);  // 4 Q tiles x 4 KV tiles of 128
+    EXPECT_EQ(pv_waits_before_s, 2u * exps);
+  }
+  // fa3's own kernel keeps IntraWGOverlap and its turns on the GEMMs.
+  auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(512)}});
+  EXPECT_EQ(params_of(*fa3)["intra_wg_overlap"], "true");
+  EXPECT_EQ(params_of(*fa3)["turn"], "gemms");
 }
 
 TEST(Fa3Cudnn, CausalDiagonalTilesPayTheMaskOnce) {
