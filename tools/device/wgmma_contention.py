@@ -8,10 +8,15 @@ One CTA on one SM. WarpGroup 0 issues ITERS x 4 `wgmma.mma_async` m64n128k16 f16
 shared memory, `ss`, or A from registers, `rs`, as FA3's P x V), a commit after every 4 and
 `wait_group 1`, as wgmma_bench.py's rate case. WarpGroups 1 (and 2) each loop over one op on 64
 registers a thread (8192 elements a WarpGroup an iteration): `ex2` (MUFU.EX2), `ffma`, `fmax`
-(FMNMX) or `mix` (an FFMA, an EX2 and an FADD an element, the softmax's exp step). Modes: the
+(FMNMX), `mix` (an FFMA, an EX2 and an FADD an element, the softmax's exp step), `fadd`, `fmul`
+or `cudnn` (cuDNN's exp step: an FMUL, an FADD, an EX2 and an FADD an element). Modes: the
 WGMMA WarpGroup alone, the arithmetic alone, both at once. Each WarpGroup records its own clock64
 span; the CSV has SM cycles per WGMMA and arithmetic elements per SM cycle in each mode, the
 median of REPS launches after a warm-up. Never changes clocks or GPU settings.
+
+    python3 tools/device/wgmma_contention.py OUTDIR [--ops=fadd,fmul,cudnn] [--generate-only]
+
+`--ops` runs only those ops and writes wgmma_contention_OPS.csv (OPS joined by '_').
 """
 import csv
 import os
@@ -19,11 +24,12 @@ import statistics
 import subprocess
 import sys
 
-OPS = ["ex2", "ffma", "fmax", "mix"]
+OPS = ["ex2", "ffma", "fmax", "mix", "fadd", "fmul", "cudnn"]
 MMA = ["ss", "rs"]
 ITERS = 512           # WGMMA loop: 2048 m64n128k16, ~131k cycles at 64.1 a WGMMA
 # Arithmetic loop iterations, so one arithmetic WarpGroup alone lasts about as long.
-ALU_ITERS = {"ex2": 256, "ffma": 2048, "fmax": 1024, "mix": 256}
+ALU_ITERS = {"ex2": 256, "ffma": 2048, "fmax": 1024, "mix": 256, "fadd": 2048, "fmul": 2048,
+             "cudnn": 256}
 REPS = 5
 SMEM = 48 * 1024
 
@@ -70,6 +76,13 @@ def op_code(op):
         return "x[i] = fmaf(x[i], 0.999f, 0.001f);"
     if op == "fmax":
         return "x[i] = fmaxf(x[i], x[(i + 1) & 63]);"
+    if op == "fadd":
+        return "x[i] = x[i] + 0.001f;"
+    if op == "fmul":
+        return "x[i] = x[i] * 0.999f;"
+    if op == "cudnn":  # S x scale (FMUL), - max (FADD), exp2 (MUFU), row-sum add (FADD)
+        return ('{ float t = __fadd_rn(__fmul_rn(x[i], 0.0625f), -0.5f); '
+                'asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(t)); acc += t; x[i] = t; }')
     # mix: S x scale - max (FFMA), exp2 (MUFU), row-sum add (FADD)
     return ('{ float t = fmaf(x[i], 0.0625f, -0.5f); asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(t)); '
             "acc += t; x[i] = t; }")
@@ -119,13 +132,13 @@ __global__ void k_{mma}_{op}(int mode, int iters, int alu_iters, long long* out)
 """
 
 
-def cases():
+def cases(ops):
     out = []
     for mma in MMA:
-        for op in OPS:
+        for op in ops:
             for alu_wgs in (1, 2):
                 for mode in (1, 2, 3):
-                    if mode == 1 and (op != OPS[0] or alu_wgs != 1):
+                    if mode == 1 and (op != ops[0] or alu_wgs != 1):
                         continue  # the WGMMA loop alone: once per kind
                     out.append((mma, op, alu_wgs, mode))
     return out
@@ -133,10 +146,16 @@ def cases():
 
 def main():
     outdir = sys.argv[1]
+    ops = OPS[:4]  # the committed wgmma_contention.csv
+    name = "wgmma_contention"
+    for arg in sys.argv[2:]:
+        if arg.startswith("--ops="):
+            ops = arg[len("--ops="):].split(",")
+            name = "wgmma_contention_" + "_".join(ops)
     os.makedirs(outdir, exist_ok=True)
     cu, exe = os.path.join(outdir, "wgmma_contention.cu"), os.path.join(outdir, "wgmma_contention")
     rows = []
-    for mma, op, alu_wgs, mode in cases():
+    for mma, op, alu_wgs, mode in cases(ops):
         rows.append('  {"%s,%s,%d,%d", (void*)k_%s_%s, %d, %d, %d},' % (
             mma, op, alu_wgs, mode, mma, op, mode, 128 * (1 + alu_wgs), ALU_ITERS[op]))
     main_src = r"""
@@ -163,16 +182,16 @@ int main() {
   return 0;
 }
 """
-    src = SRC_HEAD + "".join(kernel(m, o) for m in MMA for o in OPS) + (
+    src = SRC_HEAD + "".join(kernel(m, o) for m in MMA for o in ops) + (
         main_src.replace("%ROWS%", "\n".join(rows)).replace("%SMEM%", str(SMEM))
         .replace("%REPS%", str(REPS)).replace("%ITERS%", str(ITERS)))
     with open(cu, "w") as fh:
         fh.write(src)
-    if len(sys.argv) > 2 and sys.argv[2] == "--generate-only":
+    if "--generate-only" in sys.argv[2:]:
         return
     b = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a",
                         "-Xptxas", "-v", "-o", exe, cu], capture_output=True, text=True)
-    with open(os.path.join(outdir, "wgmma_contention_ptxas.txt"), "w") as fh:
+    with open(os.path.join(outdir, name + "_ptxas.txt"), "w") as fh:
         fh.write(b.stdout + b.stderr)
     if b.returncode != 0:
         print(b.stderr[-3000:])
@@ -186,7 +205,7 @@ int main() {
         f = line.split(",")
         if f[0] == "R":
             spans.setdefault(tuple(f[1:5]), []).append([int(v) for v in f[6:9]])
-    path = os.path.join(outdir, "wgmma_contention.csv")
+    path = os.path.join(outdir, name + ".csv")
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["mma", "op", "alu_wgs", "mode", "reps", "mma_cycles", "alu_cycles",
