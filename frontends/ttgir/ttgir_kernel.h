@@ -164,8 +164,8 @@ struct CostRules {
   /// throughput alone does not bound.
   double reduce_cycles_per_element = 0;
   /// The CTA barriers Triton's shared-memory barrier pass (Membar) adds in the LLVM lowering,
-  /// which the TTGIR does not show: before each TMA copy into shared memory and each mbarrier
-  /// wait.
+  /// which the TTGIR does not show: before each TMA copy (into shared memory and out of it) and
+  /// each mbarrier wait.
   bool triton_barriers = true;
   bool unknown_as_bubble = false;  ///< else an unknown op is rejected
 };

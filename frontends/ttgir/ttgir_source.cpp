@@ -59,7 +59,7 @@ void TtgirSource::describe(Schema& schema) {
       .def(true)
       .doc(
           "add the CTA barriers Triton's shared-memory barrier pass inserts below the TTGIR: "
-          "before each TMA copy into shared memory and each mbarrier wait (docs/ttgir.md §4)");
+          "before each TMA copy (loads and stores) and each mbarrier wait (docs/ttgir.md §4)");
   schema.string("unknown_ops")
       .def("reject")
       .choices({"reject", "bubble"})
