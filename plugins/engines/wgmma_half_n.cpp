@@ -59,7 +59,9 @@ double Fp32Coupling::rate(double t, Cycle& next_change) const {
     load += l.fraction;
     next_change = std::min(next_change, l.until);
   }
-  return std::min(1.0, (1.0 - std::min(load, 1.0)) / share_);
+  load = std::min(load, 1.0);
+  // onset < 0 is 1 - share, written so that a full pipe stops the WGMMA exactly.
+  return std::min(1.0, onset_ < 0 ? (1.0 - load) / share_ : 1.0 - (load - onset_) / share_);
 }
 
 Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::uint32_t n,
@@ -157,12 +159,18 @@ void WgmmaHalfN::describe(Schema& schema) {
   schema.real("fp32_share")
       .unit("fraction of the FP32 pipe")
       .def(0.0)
-      .range(0, 1)
+      .range(0, 4)
       .doc(
-          "the share of the SM's FP32 pipe (its register-file bandwidth) a WGMMA running at its "
-          "full rate holds; FP32 work is served first and the pipeline runs at min(1, (1 - "
-          "load) / fp32_share) of its rate while a fraction `load` of that pipe is in use (0: "
-          "no coupling)");
+          "FP32 work beside the tensor core: while a fraction `load` of the SM's FP32 pipe (its "
+          "register-file bandwidth) is in use, the pipeline runs at min(1, 1 - (load - "
+          "fp32_onset) / fp32_share) of its rate (0: no coupling)");
+  schema.real("fp32_onset")
+      .unit("fraction of the FP32 pipe")
+      .def(-1.0)
+      .range(-1, 1)
+      .doc(
+          "the FP32 load up to which the pipeline keeps its full rate; -1: 1 - fp32_share (a "
+          "WGMMA at its full rate holds fp32_share of the pipe, FP32 work served first)");
   schema.stat("wgmma_issued", StatKind::kCounter, "instructions", kIssuedDoc);
   schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
   schema.stat("flops", StatKind::kCounter, "FLOP", kFlopsDoc);
@@ -178,7 +186,7 @@ WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
       buffer_depth_(static_cast<std::uint32_t>(context.params.integer("buffer_depth"))),
       issue_interval_(static_cast<Cycle>(context.params.integer("issue_interval"))),
       completion_latency_(static_cast<Cycle>(context.params.integer("completion_latency"))),
-      coupling_(context.params.real("fp32_share")),
+      coupling_(context.params.real("fp32_share"), context.params.real("fp32_onset")),
       issued_(context.stats.counter("wgmma_issued", "instructions", kIssuedDoc)),
       busy_cycles_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)),
       flops_(context.stats.counter("flops", "FLOP", kFlopsDoc)),

@@ -2,8 +2,8 @@
 // SM behind an instruction buffer of issued-but-unfinished WGMMAs. A WGMMA starts when the
 // pipeline frees, occupies it for its latency-law cycles, and completes (leaving the buffer) when
 // that occupancy ends plus `completion_latency`. With `fp32_share` > 0 the pipeline shares the
-// register file with the SM's FP32 pipe: FP32 work takes what it needs first and the pipeline
-// runs at the rate the rest allows (Fp32Coupling).
+// register file with the SM's FP32 pipe: past `fp32_onset` of that pipe's load it runs slower,
+// by 1 / fp32_share a unit of load (Fp32Coupling).
 #pragma once
 
 #include <cstdint>
@@ -42,13 +42,15 @@ class NFactors {
   std::vector<std::pair<double, double>> points_;  ///< (N, factor), N increasing
 };
 
-/// The pipeline's rate beside FP32 work. A WGMMA running at its full rate holds `share` of the
-/// SM's FP32 pipe (its register-file bandwidth); FP32 work is served first, so with a fraction
-/// `load` of the pipe in use the WGMMA runs at min(1, (1 - load) / share) of its rate. The load
-/// is the sum of the WarpGroups' announced fractions, each until its own end, at most 1.
+/// The pipeline's rate beside FP32 work. With a fraction `load` of the SM's FP32 pipe (its
+/// register-file bandwidth) in use, the WGMMA runs at min(1, 1 - (load - onset) / share) of its
+/// rate: at its full rate up to `onset`, slower by 1 / share for each unit of load past it. A
+/// negative onset stands for 1 - share: a WGMMA at its full rate holds `share` of the pipe and
+/// the FP32 work is served first. The load is the sum of the WarpGroups' announced fractions,
+/// each until its own end, at most 1.
 class Fp32Coupling {
  public:
-  explicit Fp32Coupling(double share) : share_(share) {}
+  Fp32Coupling(double share, double onset) : share_(share), onset_(onset) {}
   bool on() const { return share_ > 0; }
   /// WarpGroup `slot`'s fraction of the FP32 pipe from now until `until`.
   void set(std::uint32_t slot, double fraction, Cycle until);
@@ -62,6 +64,7 @@ class Fp32Coupling {
     Cycle until = 0;
   };
   double share_;
+  double onset_;
   std::vector<Load> loads_;  ///< by WarpGroup slot
 };
 

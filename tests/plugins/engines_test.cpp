@@ -467,7 +467,8 @@ TEST(WgmmaHalfN, CompletionLatencyHoldsTheBufferNotThePipeline) {
   EXPECT_EQ(w.bench.stats.value("c.busy_cycles"), 64u);
 }
 
-// fp32_share: FP32 work beside the tensor core slows it to min(1, (1 - load) / share).
+// fp32_share: FP32 work beside the tensor core slows it to min(1, (1 - load) / share) (fp32_onset
+// left at -1, 1 - share).
 struct CoupledBench : WgmmaBench {
   explicit CoupledBench(double share) : WgmmaBench({{"fp32_share", share}}) {}
   void load_at(Cycle at, std::uint32_t slot, double fraction, Cycle until) {
@@ -515,6 +516,24 @@ TEST(WgmmaHalfN, Fp32LoadsOfSlotsAddUpAndLightLoadsCostNothing) {
   w.issue_at(40, 64, 2);      // [80, 112)
   w.bench.events.run();
   EXPECT_EQ(w.client.completed, (Completions{{32, 1}, {112, 2}}));
+}
+
+// fp32_onset: full rate up to the onset, then 1 / share slower a unit of load past it; a load
+// of the whole pipe need not stop the pipeline.
+TEST(WgmmaHalfN, Fp32OnsetKeepsTheRateUpToItAndAFullPipeLeavesSome) {
+  WgmmaBench w({{"fp32_share", 1.25}, {"fp32_onset", 0.25}});
+  auto load_at = [&w](Cycle at, double fraction, Cycle until) {
+    w.bench.events.call(at, Priority::kIssue, [&w, fraction, until](Cycle now) {
+      w.engine->fp32_load(now, 0, fraction, until);
+    });
+  };
+  load_at(0, 0.25, 32);    // at the onset: full rate
+  w.issue_at(0, 64, 1);    // [0, 32)
+  load_at(32, 1.0, 1000);  // rate 1 - 0.75 / 1.25 = 0.4
+  w.issue_at(32, 64, 2);   // 32 law cycles at 0.4: 80 cycles, [32, 112)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{32, 1}, {112, 2}}));
+  EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 48u);
 }
 
 TEST(WgmmaHalfN, Fp32LoadIsIgnoredWithoutAShare) {
