@@ -288,8 +288,7 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false") +
          (s.softmax == Fa3Softmax::kPipes ? ",softmax=pipes" : "") +
          (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
-         (s.pingpong ? "" : ",pingpong=false") +
-         (s.turn == Fa3Turn::kExp2 ? ",turn=exp2" : "") +
+         (s.pingpong ? "" : ",pingpong=false") + (s.turn == Fa3Turn::kExp2 ? ",turn=exp2" : "") +
          (s.mask_ops != 0 ? ",mask_ops=" + std::to_string(s.mask_ops) : "") +
          (s.scale_ops != 1 ? ",scale_ops=" + std::to_string(s.scale_ops) : "") +
          (s.producer_issue_cycles != 0

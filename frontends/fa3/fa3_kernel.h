@@ -46,11 +46,11 @@ struct Fa3Shape {
   Fa3Scheduler scheduler = Fa3Scheduler::kNone;
   std::int64_t grid = 0;  ///< persistent CTAs (scheduler kStatic / kDynamic); capped at the tiles
   Fa3Softmax softmax = Fa3Softmax::kBubble;
-  bool intra_wg_overlap = true;  ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
-  bool pingpong = true;          ///< FA3's UseSchedulerBarrier, where FA3 uses it
+  bool intra_wg_overlap = true;    ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
+  bool pingpong = true;            ///< FA3's UseSchedulerBarrier, where FA3 uses it
   Fa3Turn turn = Fa3Turn::kGemms;  ///< what a consumer's turn holds (kPipes, with pingpong)
-  std::int64_t mask_ops = 0;     ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
-  std::int64_t scale_ops = 1;    ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
+  std::int64_t mask_ops = 0;       ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
+  std::int64_t scale_ops = 1;      ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
 };

@@ -60,8 +60,10 @@ double Fp32Coupling::rate(double t, Cycle& next_change) const {
     next_change = std::min(next_change, l.until);
   }
   load = std::min(load, 1.0);
-  // onset < 0 is 1 - share, written so that a full pipe stops the WGMMA exactly.
-  return std::min(1.0, onset_ < 0 ? (1.0 - load) / share_ : 1.0 - (load - onset_) / share_);
+  // onset < 0 is 1 - share, written so that a full pipe stops the WGMMA exactly; a steep share
+  // past its onset stops it too, never runs it backwards.
+  const double rate = onset_ < 0 ? (1.0 - load) / share_ : 1.0 - (load - onset_) / share_;
+  return std::clamp(rate, 0.0, 1.0);
 }
 
 Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::uint32_t n,

@@ -984,8 +984,8 @@ TEST(Fa3Cudnn, SoftmaxPhasesCountTheOpsOfA64x128Tile) {
 TEST(Fa3Cudnn, KernelPresetsPickTheirScaleOps) {
   Harness h;
   const ParamValue one = i64(1), len = i64(1024);
-  auto cudnn = h.make<Fa3Source>(
-      {{"kernel", ParamValue{"cudnn"}}, {"heads", one}, {"seqlen", len}});
+  auto cudnn =
+      h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}}, {"heads", one}, {"seqlen", len}});
   EXPECT_EQ(params_of(*cudnn)["scale_ops"], "2");
   auto fa3 = h.make<Fa3Source>({{"softmax", ParamValue{"pipes"}}, {"heads", one}, {"seqlen", len}});
   EXPECT_EQ(params_of(*fa3)["scale_ops"], "1");
@@ -999,8 +999,8 @@ TEST(Fa3Cudnn, KernelPresetsPickTheirScaleOps) {
 TEST(Fa3Cudnn, ConsumersTakeTurnsOnTheirExp2s) {
   Harness h;
   h.gpu.sm_count = 1;
-  auto source = h.make<Fa3Source>(
-      {{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}});
+  auto source =
+      h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}});
   auto params = params_of(*source);
   EXPECT_EQ(params["intra_wg_overlap"], "false");
   EXPECT_EQ(params["turn"], "exp2");

@@ -119,9 +119,9 @@ TEST(GemmProgram, EightWarpsShareTheTileByRows) {
       bar, "TMA_LOAD A 0,128 s0", bar, "TMA_LOAD B 0,256 s0", bar, bar, bar, "MB_WAIT 0"};
   repeat(first, 4, "WGMMA 64,256,16 gid 0");
   // 64 x 256 accumulators a WarpGroup, 1.5 ALU elements each.
-  first.insert(first.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
-                             "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "TMA_STORE C 256,128",
-                             "EXIT"});
+  first.insert(first.end(),
+               {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
+                "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "TMA_STORE C 256,128", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), first);
   EXPECT_EQ(p.barrier_participants, (std::vector<std::uint32_t>{2}));
   std::vector<std::string> second = {bar, bar, bar, bar, bar, "MB_WAIT 0"};

@@ -536,6 +536,15 @@ TEST(WgmmaHalfN, Fp32OnsetKeepsTheRateUpToItAndAFullPipeLeavesSome) {
   EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 48u);
 }
 
+TEST(WgmmaHalfN, Fp32OnsetWithASteepShareStopsThePipelineNeverReversesIt) {
+  WgmmaBench w({{"fp32_share", 0.5}, {"fp32_onset", 0.25}});
+  w.bench.events.call(0, Priority::kIssue,
+                      [&w](Cycle now) { w.engine->fp32_load(now, 0, 1.0, 40); });  // 1 - 1.5
+  w.issue_at(0, 64, 1);  // stopped until 40, then [40, 72)
+  w.bench.events.run();
+  EXPECT_EQ(w.client.completed, (Completions{{72, 1}}));
+}
+
 TEST(WgmmaHalfN, Fp32LoadIsIgnoredWithoutAShare) {
   WgmmaBench w;  // fp32_share = 0: uncoupled
   w.bench.events.call(0, Priority::kIssue,
