@@ -9,7 +9,9 @@
 #   run(command="bash tools/device/run_opmix.sh 2>&1 | tail -40", timeout_s=600)
 # Points: cuDNN's SDPA at D = 128 and 64 and Triton's 128x64 attention (attention_suite.py ncu
 # specs), Triton's TMA GEMM at three tiles (gemm_suite.py ncu specs M,N,K,CONFIG). Results in
-# $OUT/r/. Never changes clocks or any GPU setting.
+# $OUT/r/. Other points: ATTN="SPEC ..." and GEMM="SPEC ..." (either may be empty), their files
+# named with PREFIX (e.g. PREFIX=causal_ gives causal_attn0_*). Never changes clocks or any GPU
+# setting.
 set -u
 OUT=${OUT:-/tmp/simfa_out}
 R=$OUT/r
@@ -38,20 +40,21 @@ export_rep() {
   echo "$1: $(ls -la "$R/$1_sass.csv.gz" | awk '{print $5}') bytes of SASS page"
 }
 
-ATTN="cudnn:4,16,16,4096,64,0 cudnn:1,32,8,4096,128,0 cudnn:1,32,8,4096,128,1 triton:1,32,8,4096,128,0"
+ATTN=${ATTN-"cudnn:4,16,16,4096,64,0 cudnn:1,32,8,4096,128,0 cudnn:1,32,8,4096,128,1 triton:1,32,8,4096,128,0"}
+PREFIX=${PREFIX:-}
 i=0
 for p in $ATTN; do
   [ "$(left)" -lt 60 ] && { echo "attention $p skipped (time)"; continue; }
-  name=attn$i; i=$((i + 1))
+  name=${PREFIX}attn$i; i=$((i + 1))
   timeout 120 $NCU -k 'regex:attn_fwd|cudnn_generated' -f -o "$R/$name" \
     python3 "$HERE/attention_suite.py" ncu "$R/${name}_pts" "$p" >"$R/${name}_log.txt" 2>&1 || echo "$name rc=$?"
   echo "$name = $p"; export_rep "$name"
 done
-GEMM="128,4096,4096,0 128,4096,4096,1 16384,128,4096,1 128,128,256,1 128,128,256,0 4096,4096,4096,0"
+GEMM=${GEMM-"128,4096,4096,0 128,4096,4096,1 16384,128,4096,1 128,128,256,1 128,128,256,0 4096,4096,4096,0"}
 i=0
 for p in $GEMM; do
   [ "$(left)" -lt 40 ] && { echo "gemm $p skipped (time)"; continue; }
-  name=gemm$i; i=$((i + 1))
+  name=${PREFIX}gemm$i; i=$((i + 1))
   timeout 90 $NCU -k 'regex:^gemm_tma_kernel$' -f -o "$R/$name" \
     python3 "$HERE/gemm_suite.py" ncu "$R/${name}_points.json" "$p" </dev/null >"$R/${name}_log.txt" 2>&1 || echo "$name rc=$?"
   echo "$name = $p"; export_rep "$name"
