@@ -414,6 +414,10 @@ struct TableContext {
   Diagnostics& diagnostics;
 };
 
+bool has_choice(const ParamSpec& spec, std::string_view text) {
+  return std::find(spec.choices.begin(), spec.choices.end(), text) != spec.choices.end();
+}
+
 std::optional<ParamValue> convert(const DocValue& v, const ParamSpec& spec,
                                   const TableContext& cx) {
   auto type_error = [&]() -> std::optional<ParamValue> {
@@ -436,10 +440,11 @@ std::optional<ParamValue> convert(const DocValue& v, const ParamSpec& spec,
         text = v.text;
       else if (v.typed)
         text = *v.typed;
+      else if (v.kind == Kind::kBool && has_choice(spec, v.boolean ? "true" : "false"))
+        text = v.boolean ? "true" : "false";  // a switch with an `auto`: `key = false` reads
       else
         return type_error();
-      if (!spec.choices.empty() &&
-          std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) {
+      if (!spec.choices.empty() && !has_choice(spec, text)) {
         const std::string guess = closest_match(text, spec.choices);
         cx.diagnostics.error(
             v.where,

@@ -67,6 +67,10 @@ class TestCatalog final : public SchemaCatalog {
     });
     add("slice.xor", [](Schema& s) { s.integer("num_slices").def(80).min(1).doc("slices"); });
     add("slice.linear", [](Schema& s) { s.integer("num_slices").def(80).min(1).doc("slices"); });
+    add("dram.switched", [](Schema& s) {
+      s.string("refresh").def("auto").choices({"auto", "true", "false"}).doc("a tri-state switch");
+      s.string("policy").def("open").choices({"open", "closed"}).doc("no true or false");
+    });
     add("dram.fixed", [](Schema& s) {
       s.integer("latency").unit("cycles").def(500).min(0).doc("access latency");
       s.bandwidth("bandwidth").def(3.35e12).doc("peak bandwidth");
@@ -191,6 +195,18 @@ TEST(ManifestErrors, WrongType) {
                         "[plugin l2.unified 1.0.0]",
                 kData + "wrong_type.toml:7:9: error: [memory.l2] key 'assoc': expected int, got "
                         "string '16' [plugin l2.unified 1.0.0]"}));
+}
+
+// A TOML boolean sets a string key whose choices hold "true" and "false" (a switch with an
+// `auto`), and is still a type error for any other string key.
+TEST(Manifest, BooleanSetsAStringKeyThatOffersTrueAndFalse) {
+  EXPECT_EQ(params(load("bool_choice.toml"), "memory.dram").string("refresh"), "false");
+  EXPECT_EQ(errors("bool_choice.toml", {{"memory.dram.policy", "true"}}),
+            (Messages{"--set memory.dram.policy=true: error: [memory.dram] key 'policy' = 'true' "
+                      "is not one of 'open', 'closed' [plugin dram.switched 1.0.0]"}));
+  EXPECT_EQ(errors("bool_policy.toml"),
+            (Messages{kData + "bool_policy.toml:7:10: error: [memory.dram] key 'policy': expected "
+                              "string, got bool true [plugin dram.switched 1.0.0]"}));
 }
 
 TEST(ManifestErrors, OutOfRangeNamesTheRange) {
