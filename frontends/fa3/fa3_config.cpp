@@ -117,7 +117,7 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "what a consumer's ping-pong turn holds: gemms (FA3's warp_scheduler_barrier around S "
           "and P V's issue, with intra_wg_overlap) or exp2 (the softmax's exp2s, softmax = "
-          "pipes); auto: fa3 gemms, cudnn exp2");
+          "pipes only); auto: fa3 gemms, cudnn exp2 (gemms with softmax = bubble)");
   schema.integer("mask_ops")
       .def(-1)
       .range(-1, 64)
@@ -237,7 +237,11 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   s.intra_wg_overlap = overlap == "auto" ? !cudnn : overlap == "true";
   s.pingpong = params.boolean("pingpong");
   const std::string turn = params.string("turn");
-  s.turn = turn == "exp2" || (turn == "auto" && cudnn) ? Fa3Turn::kExp2 : Fa3Turn::kGemms;
+  const bool pipes = s.softmax == Fa3Softmax::kPipes;
+  if (turn == "exp2" && !pipes)
+    params.fail("turn", "turn = exp2 takes turns on the softmax's exp2 phase, which softmax = "
+                        "bubble does not have: give softmax = pipes");
+  s.turn = turn == "exp2" || (turn == "auto" && cudnn && pipes) ? Fa3Turn::kExp2 : Fa3Turn::kGemms;
   // The causal mask of one score: the column index against the row's limit (ISETP) and the
   // select of -inf (FSEL), 64 a cycle each on the ALU (softmax_micro.csv's where(), §8).
   s.mask_ops = params.integer("mask_ops") >= 0 ? params.integer("mask_ops") : cudnn ? 2 : 0;

@@ -48,7 +48,7 @@ struct Fa3Shape {
   Fa3Softmax softmax = Fa3Softmax::kBubble;
   bool intra_wg_overlap = true;    ///< FA3's IntraWGOverlap: softmax of S(n) overlaps P(n+1) V
   bool pingpong = true;            ///< FA3's UseSchedulerBarrier, where FA3 uses it
-  Fa3Turn turn = Fa3Turn::kGemms;  ///< what a consumer's turn holds (kPipes, with pingpong)
+  Fa3Turn turn = Fa3Turn::kGemms;  ///< what a consumer's turn holds (kExp2: kPipes only)
   std::int64_t mask_ops = 0;       ///< ALU ops per score of a tile the mask cuts (diagonal tiles)
   std::int64_t scale_ops = 1;      ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines

@@ -150,8 +150,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   }
   ConsumerState& state = consumers_[c];
   const bool barrier = kernel_.scheduler_barrier();
-  const bool exp2_turns = barrier && kernel_.shape().turn == Fa3Turn::kExp2 &&
-                          kernel_.shape().softmax == Fa3Softmax::kPipes;
+  const bool exp2_turns = barrier && kernel_.shape().turn == Fa3Turn::kExp2;
   // mma_init, once a CTA: the first consumer's own arrival lets it take the first turn.
   if (barrier && c == 0 && !state.started)
     code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));

@@ -1008,7 +1008,7 @@ TEST(Fa3Cudnn, ConsumersTakeTurnsOnTheirExp2s) {
   source->build(0, p);
   for (std::uint32_t c = 1; c <= 2; ++c) {
     const std::vector<Instruction>& code = p.warpgroups[c].code;
-    std::uint32_t exps = 0, pv_waits_before_s = 0;
+    std::uint32_t exps = 0, full_waits = 0;
     for (std::size_t k = 0; k < code.size(); ++k) {
       if (code[k].is_compute() && p.work[code[k].y].sfu > 64) {
         ++exps;
@@ -1020,15 +1020,32 @@ TEST(Fa3Cudnn, ConsumersTakeTurnsOnTheirExp2s) {
         EXPECT_EQ(code[k + 1].x, Fa3Kernel::turn_barrier(2 - c));
       }
       // Every WGMMA_WAIT waits for all: S and P V are each waited for before what follows.
-      if (code[k].op == Opcode::kWgmmaWait) pv_waits_before_s += code[k].x == 0;
+      if (code[k].op == Opcode::kWgmmaWait) full_waits += code[k].x == 0;
     }
     EXPECT_EQ(exps, 4u * 4);  // 4 Q tiles x 4 KV tiles of 128
-    EXPECT_EQ(pv_waits_before_s, 2u * exps);
+    EXPECT_EQ(full_waits, 2u * exps);
   }
   // fa3's own kernel keeps IntraWGOverlap and its turns on the GEMMs.
   auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(512)}});
   EXPECT_EQ(params_of(*fa3)["intra_wg_overlap"], "true");
   EXPECT_EQ(params_of(*fa3)["turn"], "gemms");
+  // The exp2 turns need the softmax's phases: asked for with the paper's bubble, an error;
+  // left to auto, cuDNN with the bubble takes its turns on the GEMMs.
+  try {
+    h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                       {"heads", i64(1)},
+                       {"seqlen", i64(512)},
+                       {"softmax", ParamValue{"bubble"}},
+                       {"turn", ParamValue{"exp2"}}});
+    ADD_FAILURE() << "turn = exp2 with softmax = bubble was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("give softmax = pipes"), std::string::npos) << e.what();
+  }
+  auto bubble = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                   {"heads", i64(1)},
+                                   {"seqlen", i64(512)},
+                                   {"softmax", ParamValue{"bubble"}}});
+  EXPECT_EQ(params_of(*bubble)["turn"], "gemms");
 }
 
 TEST(Fa3Cudnn, CausalDiagonalTilesPayTheMaskOnce) {
