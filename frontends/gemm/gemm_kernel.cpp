@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "simfa/int_math.h"
+#include "simfa/wgmma_codegen.h"
 
 namespace simfa::gemm {
 
@@ -110,6 +111,10 @@ GemmKernel::GemmKernel(const GemmShape& shape) : shape_(shape) {
     rows_per_consumer_ = s.block_m / (w.m / kWarpsPerWarpGroup);
     cols_per_consumer_ = s.block_n / w.n;
   }
+  serialized_wgmma_ =
+      !(s.warp_specialized && s.wgmma_serialization == "auto") &&
+      wgmma_serialized(s.wgmma_serialization, static_cast<std::uint32_t>(cols_per_consumer_),
+                       kAccumulatorBytes);
   wgmmas_per_k_tile_ = static_cast<std::uint32_t>(ceil_div(rows_per_consumer_, kWgmmaM) *
                                                   ceil_div(s.block_k, wgmma_k(s.dtype)));
   const std::int64_t ring = s.stages * (s.block_m + s.block_n) * s.block_k * e;
@@ -164,9 +169,20 @@ void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
   const auto instr_k = static_cast<std::uint16_t>(wgmma_k(shape_.dtype));
   code.membar();
   code.push(Instruction::mb_wait(static_cast<std::uint8_t>(k % shape_.stages)));
-  for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i)
-    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
-  code.push(Instruction::wgmma_commit(gid));
+  if (!serialized_wgmma_) {
+    for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i)
+      code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
+    code.push(Instruction::wgmma_commit(gid));
+    return;
+  }
+  // Serialized: each WGMMA a group of its own, numbered on from the k-tiles before (as the TTGIR
+  // route numbers a WarpGroup's groups), waited for before the next is issued.
+  for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i) {
+    const auto one = static_cast<std::uint32_t>(k) * wgmmas_per_k_tile_ + i;
+    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, one));
+    code.push(Instruction::wgmma_commit(one));
+    code.push(Instruction::wgmma_wait(0));
+  }
 }
 
 void GemmKernel::build(std::uint64_t cta, CtaProgram& out) const {

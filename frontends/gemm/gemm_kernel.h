@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "simfa/program.h"
@@ -31,6 +32,8 @@ std::uint32_t element_bytes(Dtype dtype);
 std::uint32_t wgmma_k(Dtype dtype);
 /// Bytes per C element: FP16/BF16 out, FP16 also for FP8 inputs (as the analytical model).
 inline constexpr std::uint32_t kOutputBytes = 2;
+/// Bytes per accumulator element: FP32, whatever the inputs.
+inline constexpr std::uint32_t kAccumulatorBytes = 4;
 
 /// How B is stored: N x K (K contiguous, "nk": what WGMMA reads without a transpose, and the
 /// only layout 8-bit WGMMA accepts) or K x N (N contiguous, "kn").
@@ -74,6 +77,9 @@ struct GemmShape {
   Addr c_base = 0;
   std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
   std::uint32_t per_iteration_bubble = 0;  ///< cycles at the start of every k-tile iteration
+  /// auto, true or false: whether each WGMMA is a group of its own, waited for before the next
+  /// (ptxas's serialization, simfa/wgmma_codegen.h).
+  std::string wgmma_serialization = "auto";
 };
 
 /// Registers per thread beyond the accumulators: CUTLASS's producer WarpGroup keeps 40
@@ -130,6 +136,10 @@ class GemmKernel {
   /// The compute work of each consumer converting its accumulators and writing them to shared
   /// memory before the store: kEpilogueAluPerElement x rows x columns ALU elements.
   const ComputeWork& epilogue_work() const { return epilogue_work_; }
+  /// Whether each WGMMA waits for the one before it: `wgmma_serialization`, whose auto is
+  /// ptxas's rule on the consumer's instruction in Triton's kernel and false in CUTLASS's, whose
+  /// consumers raise their registers with setmaxnreg.
+  bool serialized_wgmma() const { return serialized_wgmma_; }
 
   void build(std::uint64_t cta, CtaProgram& out) const;
 
@@ -148,6 +158,7 @@ class GemmKernel {
   std::int64_t tiles_n_ = 0;
   std::int64_t k_tiles_ = 0;
   std::uint32_t consumers_ = 1;
+  bool serialized_wgmma_ = false;
   std::int64_t rows_per_consumer_ = 0;
   std::int64_t cols_per_consumer_ = 0;
   std::uint32_t wgmmas_per_k_tile_ = 0;

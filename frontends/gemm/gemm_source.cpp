@@ -63,6 +63,7 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   s.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
   s.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
   const std::uint32_t e = element_bytes(s.dtype);
+  s.wgmma_serialization = params.string("wgmma_serialization");
 
   if (s.block_m % kWgmmaM != 0)
     params.fail("block_m", "block_m = " + std::to_string(s.block_m) +
@@ -208,6 +209,14 @@ void GemmSource::describe(Schema& schema) {
       "A's global address; 0: placed automatically (docs/workloads.md)");
   schema.integer("b_base").def(0).min(0).unit("address").doc("B's global address; 0: after A");
   schema.integer("c_base").def(0).min(0).unit("address").doc("C's global address; 0: after B");
+  schema.string("wgmma_serialization")
+      .def("auto")
+      .choices({"auto", "true", "false"})
+      .doc(
+          "whether each WGMMA waits for the one before it, as ptxas makes them when the wgmma "
+          "pipeline lacks registers: auto in the Triton kernel when one instruction's "
+          "accumulator holds 128 registers a thread or more (the 128x256 tile with 8 warps), "
+          "never in the warp-specialized one (docs/workloads.md)");
   schema.integer("prologue_bubble")
       .def(0)
       .range(0, 4294967295.0)
@@ -256,6 +265,7 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"c_base", hex(s.c_base)},
       {"prologue_bubble", str(s.prologue_bubble)},
       {"per_iteration_bubble", str(s.per_iteration_bubble)},
+      {"wgmma_serialization", kernel_.serialized_wgmma() ? "true" : "false"},
       {"grid", str(kernel_.tiles_m()) + "x" + str(kernel_.tiles_n())},
       {"cta_count", std::to_string(kernel_.cta_count())},
       {"k_tiles", str(kernel_.k_tiles())},

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "simfa/wgmma_codegen.h"
+
 namespace simfa::ttgir {
 
 namespace {
@@ -470,15 +472,21 @@ void CtaLowering::execute(const Node& n) {
     case NodeKind::kDot: {
       const DotShape& d = kernel_.dots[n.a].shape;
       const std::uint32_t count = d.per_warpgroup();
-      for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w) {
-        const std::uint32_t gid = wgs_[w].next_gid++;
-        for (std::uint32_t k = 0; k < count; ++k)
-          emit(w, Instruction::wgmma(static_cast<std::uint16_t>(d.wgmma_m()),
-                                     static_cast<std::uint16_t>(d.wgmma_n()),
-                                     static_cast<std::uint16_t>(d.wgmma_k()), gid));
-        emit(w, Instruction::wgmma_commit(gid));
-        if (!d.is_async) emit(w, Instruction::wgmma_wait(0));
-      }
+      // Serialized (as ptxas does when registers are short), each WGMMA is a group of its own
+      // that the WarpGroup waits for before it issues the next.
+      const bool serialized =
+          wgmma_serialized(options_.wgmma_serialization, d.wgmma_n(), d.acc_bytes);
+      const std::uint32_t per_group = serialized ? 1 : count;
+      for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w)
+        for (std::uint32_t k = 0; k < count; k += per_group) {
+          const std::uint32_t gid = wgs_[w].next_gid++;
+          for (std::uint32_t i = 0; i < per_group; ++i)
+            emit(w, Instruction::wgmma(static_cast<std::uint16_t>(d.wgmma_m()),
+                                       static_cast<std::uint16_t>(d.wgmma_n()),
+                                       static_cast<std::uint16_t>(d.wgmma_k()), gid));
+          emit(w, Instruction::wgmma_commit(gid));
+          if (serialized || !d.is_async) emit(w, Instruction::wgmma_wait(0));
+        }
       unknown_results();
       return;
     }

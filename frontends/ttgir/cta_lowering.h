@@ -26,6 +26,9 @@ struct LoweringOptions {
   std::uint32_t per_iteration_bubble = 0;  ///< cycles per iteration of a loop holding a dot
   std::uint32_t registers_per_thread = 0;  ///< 0: the TTGIR's or the estimate (docs/ttgir.md)
   CostRules costs;
+  /// auto: ptxas's rule (simfa/wgmma_codegen.h); true, false: every dot's WGMMAs or none
+  /// serialized, each waiting for the one before it.
+  std::string wgmma_serialization = "auto";
   std::uint64_t max_instructions = std::uint64_t{1} << 24;  ///< per CTA: stops runaway loops
 };
 

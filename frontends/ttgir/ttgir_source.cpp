@@ -60,6 +60,13 @@ void TtgirSource::describe(Schema& schema) {
       .doc(
           "add the CTA barriers Triton's shared-memory barrier pass inserts below the TTGIR: "
           "before each TMA copy (loads and stores) and each mbarrier wait (docs/ttgir.md §4)");
+  schema.string("wgmma_serialization")
+      .def("auto")
+      .choices({"auto", "true", "false"})
+      .doc(
+          "whether each WGMMA waits for the one before it, as ptxas makes them when the wgmma "
+          "pipeline lacks registers: auto when one instruction's accumulator holds 128 registers "
+          "a thread or more (m64n256 in fp32; docs/ttgir.md §4)");
   schema.string("unknown_ops")
       .def("reject")
       .choices({"reject", "bubble"})
@@ -106,6 +113,7 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   options.costs.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
   options.costs.triton_barriers = params.boolean("triton_barriers");
   options.costs.unknown_as_bubble = params.string("unknown_ops") == "bubble";
+  options.wgmma_serialization = params.string("wgmma_serialization");
   options.max_instructions = static_cast<std::uint64_t>(params.integer("max_instructions_per_cta"));
   kernel_ = std::make_unique<KernelProgram>(*doc_, options.costs);
 

@@ -354,6 +354,7 @@ DotShape dot_shape(const OpView& dot) {
   s.instr_k = s.layout.instr[2];
   s.dtype = dtype_name(a.elem);
   s.acc = dtype_name(c.elem);
+  s.acc_bytes = element_bytes(c.elem);
   s.register_a = a.kind == TypeKind::kTensor;
   s.is_async = dot.attr_bool("isAsync").value_or(false);
   return s;

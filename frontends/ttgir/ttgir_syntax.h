@@ -106,9 +106,10 @@ struct DotShape {
   std::int64_t instr_n = 0;  ///< columns likewise: n of the instruction * warps_n
   std::int64_t instr_k = 0;
   MmaLayout layout;
-  std::string dtype;        ///< of A
-  std::string acc;          ///< of the accumulator
-  bool register_a = false;  ///< mode RS (A from registers) rather than SS
+  std::string dtype;            ///< of A
+  std::string acc;              ///< of the accumulator
+  std::uint32_t acc_bytes = 0;  ///< of an accumulator element
+  bool register_a = false;      ///< mode RS (A from registers) rather than SS
   bool is_async = false;
 
   /// WGMMA instructions each WarpGroup issues: ceil(M/instrM) * ceil(N/instrN) * ceil(K/instrK).

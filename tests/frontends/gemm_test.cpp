@@ -115,21 +115,58 @@ TEST(GemmProgram, EightWarpsShareTheTileByRows) {
   // kept where the copy is predicated off (the second prologue k-tile and the refill are past
   // K's one k-tile).
   const std::string bar = "BAR_WAIT 0";
+  // Each m64n256k16 holds 128 accumulator registers a thread: ptxas serializes them, each its
+  // own group waited for before the next (simfa/wgmma_codegen.h).
+  std::vector<std::string> serialized;
+  for (int g = 0; g < 4; ++g)
+    serialized.insert(serialized.end(), {"WGMMA 64,256,16 gid " + std::to_string(g),
+                                         "WGMMA_COMMIT " + std::to_string(g), "WGMMA_WAIT 0"});
   std::vector<std::string> first = {
       bar, "TMA_LOAD A 0,128 s0", bar, "TMA_LOAD B 0,256 s0", bar, bar, bar, "MB_WAIT 0"};
-  repeat(first, 4, "WGMMA 64,256,16 gid 0");
+  first.insert(first.end(), serialized.begin(), serialized.end());
   // 64 x 256 accumulators a WarpGroup, 1.5 ALU elements each.
   first.insert(first.end(),
-               {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
-                "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "TMA_STORE C 256,128", "EXIT"});
+               {"WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0", "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar,
+                "TMA_STORE C 256,128", "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[0], p, source->tensor_maps()), first);
   EXPECT_EQ(p.barrier_participants, (std::vector<std::uint32_t>{2}));
   std::vector<std::string> second = {bar, bar, bar, bar, bar, "MB_WAIT 0"};
-  repeat(second, 4, "WGMMA 64,256,16 gid 0");
-  second.insert(second.end(), {"WGMMA_COMMIT 0", "WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
+  second.insert(second.end(), serialized.begin(), serialized.end());
+  second.insert(second.end(), {"WGMMA_WAIT 1", bar, bar, "WGMMA_WAIT 0",
                                "BUBBLE 0 fp32 0 alu 24576 sfu 0", bar, "EXIT"});
   EXPECT_EQ(listing(p.warpgroups[1], p, source->tensor_maps()), second);
   EXPECT_EQ(source->tensor_maps()[2].box[1], 128u);  // the whole tile in one store
+}
+
+// wgmma_serialization: auto serializes the Triton kernel's m64n256 (above) and neither its
+// m64n128 nor the warp-specialized kernel's m64n256, whose consumers setmaxnreg 232; true and
+// false force it either way.
+TEST(GemmProgram, WgmmaSerializationFollowsPtxasOrTheKey) {
+  auto waits = [](const Keys& keys) {
+    Harness h;
+    auto source = h.make(keys);
+    CtaProgram p;
+    source->build(0, p);
+    const auto& code = p.warpgroups.back().code;
+    return std::count(code.begin(), code.end(), Instruction::wgmma_wait(0));
+  };
+  const Keys narrow = {{"m", i64(256)}, {"n", i64(256)}, {"k", i64(256)}, {"warps", i64(8)}};
+  Keys ws_wide = {{"m", i64(256)},
+                  {"n", i64(256)},
+                  {"k", i64(256)},
+                  {"block_n", i64(256)},
+                  {"warp_specialized", ParamValue{true}}};
+  EXPECT_EQ(waits(narrow), 1);   // the loop's last wait alone
+  EXPECT_EQ(waits(ws_wide), 1);  // likewise: 64 x 256 per consumer, kept in flight
+  Keys forced = narrow;
+  forced.emplace_back("wgmma_serialization", ParamValue{std::string("true")});
+  EXPECT_EQ(waits(forced), 4 * 4 + 1);  // 4 a k-tile (64 rows, K 64 in 16s), 4 k-tiles, the last
+  ws_wide.emplace_back("wgmma_serialization", ParamValue{std::string("true")});
+  EXPECT_EQ(waits(ws_wide), 4 * 4 + 1);
+  Keys wide = {{"m", i64(128)},   {"n", i64(256)},
+               {"k", i64(256)},   {"block_n", i64(256)},
+               {"warps", i64(8)}, {"wgmma_serialization", ParamValue{std::string("false")}}};
+  EXPECT_EQ(waits(wide), 1);
 }
 
 TEST(GemmProgram, WarpSpecializedHasAProducerAndTwoConsumers) {

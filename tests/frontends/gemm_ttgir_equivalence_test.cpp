@@ -204,6 +204,23 @@ TEST(GemmTtgirEquivalence, RowMajorEightWarpsEveryCta) {
   }
 }
 
+// The 128x256 tile with 8 warps, whose m64n256k16 ptxas serializes (simfa/wgmma_codegen.h): both
+// routes make each WGMMA a group of its own, numbered alike, waited for before the next.
+TEST(GemmTtgirEquivalence, SerializedWideTileEveryCta) {
+  const std::string wide = kSrc + "/validation/h200/ttgir/gemm_bm128_bn256_bk64_s3_w8_g1.ttgir";
+  const Config c{.block_n = 256, .warps = 8, .group_m = 1};
+  for (const Shape& s : kShapes) {
+    const auto d = route_difference(wide, c, s);
+    EXPECT_FALSE(d.has_value()) << describe(s) << ": " << d.value_or("");
+  }
+  Harness h;
+  CtaProgram p;
+  h.gemm(c, kShapes[0])->build(0, p);
+  const auto& code = p.warpgroups[1].code;
+  EXPECT_EQ(std::count(code.begin(), code.end(), Instruction::wgmma_wait(0)),
+            4 * 4096 / 64 + 1);  // four a k-tile and the loop's last
+}
+
 // The calibration bubbles land where the TTGIR route charges them: the prologue's before each
 // WarpGroup's first instruction, the per-iteration one at the top of every K-loop iteration
 // (merged with the prologue's where nothing comes between; in the 8-warp kernel the prologue's

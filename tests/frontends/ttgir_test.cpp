@@ -314,6 +314,54 @@ TEST(TtgirStatic, EightWarpsSplitTheTileBetweenTwoWarpGroups) {
   EXPECT_EQ(l1.back(), "EXIT");
 }
 
+// The 128x256 tile with 8 warps: each WarpGroup's m64n256k16 holds 128 accumulator registers a
+// thread, and ptxas serializes them (its SASS waits after every HGMMA: validation/h200/ttgir/
+// gemm_bm128_bn256_bk64_s3_w8_g1.sass), so with wgmma_serialization = auto each of a k-tile's
+// four WGMMAs is a group of its own, waited for before the next; false keeps the TTGIR's one
+// group a k-tile. The 128x128 tile's m64n128k16 (64 registers) stays one group; true forces it.
+TEST(TtgirStatic, PtxasSerializesTheWideWgmmaOfThe128x256Tile) {
+  const std::string wide = kSrc + "/validation/h200/ttgir/gemm_bm128_bn256_bk64_s3_w8_g1.ttgir";
+  const std::string args = gemm_args(128, 256, 256);
+  auto lowered = [&](const std::string& file, const std::string& serialization) {
+    Harness h;
+    auto src = h.make({{"file", str(file)},
+                       {"grid", str("1")},
+                       {"args", str(args)},
+                       {"wgmma_serialization", str(serialization)}});
+    CtaProgram p;
+    src->build(0, p);
+    return listing(p.warpgroups.back(), p, src->tensor_maps());
+  };
+  // The lines from the k-tile's first WGMMA up to the loop's wait_group 1.
+  auto first_k_tile = [](const std::vector<std::string>& l) {
+    auto b =
+        std::find_if(l.begin(), l.end(), [](const auto& x) { return x.starts_with("WGMMA "); });
+    auto e = std::find(b, l.end(), "WGMMA_WAIT 1");
+    return std::vector<std::string>(b, e == l.end() ? e : e + 1);
+  };
+  std::vector<std::string> serialized;
+  for (int g = 0; g < 4; ++g) {
+    serialized.push_back("WGMMA 64,256,16 gid " + std::to_string(g));
+    serialized.push_back("WGMMA_COMMIT " + std::to_string(g));
+    serialized.push_back("WGMMA_WAIT 0");
+  }
+  serialized.push_back("WGMMA_WAIT 1");
+  EXPECT_EQ(first_k_tile(lowered(wide, "auto")), serialized);
+  EXPECT_EQ(first_k_tile(lowered(wide, "true")), serialized);
+
+  std::vector<std::string> grouped;
+  repeat(grouped, 4, "WGMMA 64,256,16 gid 0");
+  grouped.push_back("WGMMA_COMMIT 0");
+  grouped.push_back("WGMMA_WAIT 1");
+  EXPECT_EQ(first_k_tile(lowered(wide, "false")), grouped);
+
+  const auto narrow = first_k_tile(lowered(kDevice + "gemm_tma.ttgir", "auto"));
+  EXPECT_EQ(std::count(narrow.begin(), narrow.end(), "WGMMA_COMMIT 0"), 1);
+  EXPECT_EQ(std::count(narrow.begin(), narrow.end(), "WGMMA_WAIT 0"), 0);
+  const auto forced = first_k_tile(lowered(kDevice + "gemm_tma.ttgir", "true"));
+  EXPECT_EQ(std::count(forced.begin(), forced.end(), "WGMMA_WAIT 0"), 8);
+}
+
 // Attention, 128x64 tiles, 8 warps: per KV tile each WarpGroup issues QK^T (8 m64n64k16, K =
 // 128 in steps of 16) and PV (4 m64n128k16), and pays the online softmax as compute BUBBLEs
 // priced by the cost table (docs/ttgir.md §4).
