@@ -598,6 +598,15 @@ def column(rows, prefix):
     return None
 
 
+def slice_read_sectors(stats):
+    """The read sectors the L2 slices look up (lts__t_sectors_op_read): the SMs' reads and the far
+    reads that cross to their home slice (lts__t_sectors_srcunit_ltcfabric_op_read), l2.remote_copy's
+    fabric_read_bytes (docs/memory-hierarchy.md section 4); an L2 of one partition has none."""
+    memory = stats[0]["memory"]
+    return ((memory["llc_read_bytes"] + memory["l2"].get("fabric_read_bytes", 0)) / 32,
+            "(memory.llc_read_bytes + memory.l2.fabric_read_bytes) / 32")
+
+
 def build_gemm_ncu(ctx, fast):
     rows = read_csv(H200 / "gemm_ncu.csv", required=("M", "N", "K"))
     dram, sectors = column(rows, "dram__bytes_read.sum"), column(rows, "lts__t_sectors_op_read.sum")
@@ -623,7 +632,7 @@ def build_gemm_ncu(ctx, fast):
         llc_sectors = lambda s: (s[0]["memory"]["llc_read_bytes"] / 32, "memory.llc_read_bytes / 32")
         if sectors and row.has(sectors):
             points.append(Point("l2_read_sectors", cfg.label, row.where, clock, row.num(sectors), (sim,),
-                                llc_sectors))
+                                slice_read_sectors))
         if tex and row.has(tex):
             points.append(Point("l2_tex_read_sectors", cfg.label, row.where, clock, row.num(tex), (sim,),
                                 llc_sectors))

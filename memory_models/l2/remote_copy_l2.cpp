@@ -8,6 +8,9 @@ namespace {
 const char* const kFarDoc =
     "requests whose home slice is in the other partition than the requesting SM's";
 const char* const kShadowHitsDoc = "far reads served by a shadow copy in the near partition";
+const char* const kFabricReadsDoc =
+    "bytes of the far reads that cross to their home slice, not served by a shadow copy (Nsight "
+    "Compute's lts__t_sectors_srcunit_ltcfabric_op_read, in sectors)";
 const char* const kInsertionsDoc = "shadow copies inserted into the near partition";
 const char* const kSliceInsertionsDoc = "shadow copies inserted into this slice";
 }  // namespace
@@ -46,6 +49,7 @@ void RemoteCopyL2::describe(Schema& schema) {
            "alternate (SM mod 2)");
   schema.stat("far_requests", StatKind::kCounter, "requests", kFarDoc);
   schema.stat("shadow_hits", StatKind::kCounter, "requests", kShadowHitsDoc);
+  schema.stat("fabric_read_bytes", StatKind::kCounter, "bytes", kFabricReadsDoc);
   schema.stat("shadow_insertions", StatKind::kCounter, "lines", kInsertionsDoc);
   schema.stat("slice[i].shadow_insertions", StatKind::kCounter, "lines", kSliceInsertionsDoc);
 }
@@ -63,6 +67,7 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
       rng_state_(context.seed),
       far_requests_(context.stats.counter("far_requests", "requests", kFarDoc)),
       shadow_hits_(context.stats.counter("shadow_hits", "requests", kShadowHitsDoc)),
+      fabric_read_bytes_(context.stats.counter("fabric_read_bytes", "bytes", kFabricReadsDoc)),
       shadow_insertions_(context.stats.counter("shadow_insertions", "lines", kInsertionsDoc)) {
   if (slices() % 2 != 0)
     context.params.fail("slices", "slices (" + std::to_string(slices()) +
@@ -88,10 +93,12 @@ void RemoteCopyL2::send(Cycle now, const MemRequest& request) {
   }
   far_requests_.add();
   const std::uint32_t copy = shadow_slice(near, line);
-  if (!request.write && holds(copy, line))
+  if (!request.write && holds(copy, line)) {
     enqueue(now, copy, request, Route{0, true, true});
-  else
-    enqueue(now, home, request, far_route());
+    return;
+  }
+  if (!request.write) fabric_read_bytes_.add(request.bytes);
+  enqueue(now, home, request, far_route());
 }
 
 void RemoteCopyL2::on_served(Cycle now, std::uint32_t /*slice*/, std::uint64_t line,
@@ -113,6 +120,7 @@ void RemoteCopyL2::on_served(Cycle now, std::uint32_t /*slice*/, std::uint64_t l
 }
 
 void RemoteCopyL2::on_shadow_miss(Cycle now, const MemRequest& request) {
+  fabric_read_bytes_.add(request.bytes);  // only reads go to a shadow copy
   enqueue(now, slice_of(line_of(request.addr), slices()), request, far_route());
 }
 

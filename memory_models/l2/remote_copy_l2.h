@@ -57,6 +57,7 @@ class RemoteCopyL2 final : public SlicedCache {
 
   Counter& far_requests_;
   Counter& shadow_hits_;
+  Counter& fabric_read_bytes_;
   Counter& shadow_insertions_;
   std::vector<Counter*> slice_insertions_;
 };

@@ -499,6 +499,7 @@ TEST(RemoteCopyL2, FarLatencyCharged) {
   EXPECT_EQ(rig.client.at(3), 2000u + 10);
   EXPECT_EQ(rig.client.at(4), 3000u + 100 + 10);
   EXPECT_EQ(rig.stat("far_requests"), 2u);
+  EXPECT_EQ(rig.stat("fabric_read_bytes"), 2 * kLine);  // both far reads cross to slice 2
   EXPECT_EQ(rig.stat("shadow_insertions"), 0u);
 }
 
@@ -519,6 +520,7 @@ TEST(RemoteCopyL2, ShadowCopyServesNearReadsAtNearLatency) {
   EXPECT_EQ(rig.client.at(3), 2010u);
   EXPECT_EQ(rig.stat("shadow_hits"), 2u);
   EXPECT_EQ(rig.stat("far_requests"), 3u);
+  EXPECT_EQ(rig.stat("fabric_read_bytes"), 1 * kLine);  // the first; the copy serves the others
   EXPECT_EQ(rig.dram.sent.size(), 1u);
 }
 
@@ -548,6 +550,7 @@ TEST(RemoteCopyL2, WriteDropsTheShadowCopy) {
   EXPECT_EQ(rig.client.at(3), 2040u);
   EXPECT_EQ(rig.stat("shadow_hits"), 0u);
   EXPECT_EQ(rig.stat("shadow_insertions"), 2u);
+  EXPECT_EQ(rig.stat("fabric_read_bytes"), 2 * kLine);  // the near write crosses nothing
 }
 
 TEST(RemoteCopyL2, CopyEvictedWhileQueuedGoesAcross) {
@@ -563,6 +566,7 @@ TEST(RemoteCopyL2, CopyEvictedWhileQueuedGoesAcross) {
   EXPECT_EQ(rig.client.at(3), 1168u);
   EXPECT_EQ(rig.stat("shadow_hits"), 0u);
   EXPECT_EQ(rig.stat("far_requests"), 2u);
+  EXPECT_EQ(rig.stat("fabric_read_bytes"), 2 * kLine);  // the first, and the second once its copy was gone
   EXPECT_EQ(rig.stat("slice[0].queue_wait_cycles"), 78u);  // 1050 .. 1128
 }
 
