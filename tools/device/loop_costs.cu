@@ -13,6 +13,9 @@
 //   loop       the 64x128 kernel's loop without its WGMMAs: 4 stages of an A box (64 rows) and a
 //              B box (128 rows) of L2-resident tiles; per k-tile bar, try-wait, bar, expect, bar,
 //              copy A, bar, copy B, as the SASS has them (`loop_nobar`: the same, no bar.sync)
+//   land_try   one warm 128x64 box at a time, issue to the return of Triton's try-wait loop on it
+//   land_test  the same, waited for by polling `mbarrier.test_wait` (which never suspends): what
+//              land_try takes beyond it is the waiting thread's wake-up once the copy lands
 //
 // Output: test,warpgroups,n,cycles_med,cycles_min,cycles_max,sm_mhz -- cycles per operation (per
 // k-tile for the loops), median / min / max over 7 launches after one warm-up; sm_mhz is
@@ -30,8 +33,9 @@
 
 #include "device_common.cuh"
 
-enum Test { kBar, kWaitDone, kArrive, kIssue, kLoop, kLoopNoBar, kTests };
-const char* const kNames[] = {"bar", "wait_done", "arrive", "issue", "loop", "loop_nobar"};
+enum Test { kBar, kWaitDone, kArrive, kIssue, kLoop, kLoopNoBar, kLandTry, kLandTest, kTests };
+const char* const kNames[] = {"bar",  "wait_done",  "arrive",   "issue",
+                             "loop", "loop_nobar", "land_try", "land_test"};
 
 constexpr uint32_t kCols = 4096;   // the tensor: kRows x kCols fp16, 8 KiB rows
 constexpr uint32_t kRows = 512;    // 4 MiB, L2-resident after touch()
@@ -40,6 +44,18 @@ constexpr uint32_t kBoxA = 64 * 128, kBoxB = 128 * 128;  // bytes: 64 and 128 ro
 constexpr int kMaxIssue = 12;      // 12 x 16 KiB boxes in flight at most
 
 static __device__ __forceinline__ void bar_sync() { asm volatile("bar.sync 0;" ::: "memory"); }
+/// Polls the phase with `mbarrier.test_wait`, which returns at once, until it has completed.
+static __device__ __forceinline__ void mbar_poll(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred P1;\n"
+      "LAB_POLL:\n\t"
+      "mbarrier.test_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
+      "@P1 bra DONE_POLL;\n\t"
+      "bra LAB_POLL;\n"
+      "DONE_POLL:\n\t}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
 static __device__ __forceinline__ u64 clk() {
   u64 t;
   asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
@@ -111,6 +127,18 @@ __global__ void costs(const __grid_constant__ CUtensorMap map_a,
         for (int i = 0; i < n; i++) mbar_wait(bar0, 0);
       else
         for (int i = 0; i < n; i++) mbar_expect_tx(bar0, 0);
+      c1 = clk();
+    } else if (test == kLandTry || test == kLandTest) {  // n boxes, one at a time
+      c0 = clk();
+      g0 = gtimer();
+      for (int i = 0; i < n; i++) {
+        mbar_expect_tx(bar0, kBoxB);
+        tma2d_g2s(smem_u32(smem), &map_b, (i % 2) * 64, 128, bar0);
+        if (test == kLandTry)
+          mbar_wait(bar0, i & 1);
+        else
+          mbar_poll(bar0, i & 1);
+      }
       c1 = clk();
     } else {  // kIssue: n boxes of 128 rows into n slots, one barrier for all
       mbar_expect_tx(bar0, n * kBoxB);
@@ -189,6 +217,8 @@ int main(int argc, char** argv) {
   run(kLoopNoBar, 1, 1024, 0, kNames[kLoopNoBar]);
   run(kWaitDone, 1, 1024, 0, kNames[kWaitDone]);
   run(kArrive, 1, 1024, 0, kNames[kArrive]);
+  run(kLandTry, 1, 256, 0, kNames[kLandTry]);
+  run(kLandTest, 1, 256, 0, kNames[kLandTest]);
   for (int n : {1, 2, 4, 8, kMaxIssue}) {
     run(kIssue, 1, n, 0, "issue");
     run(kIssue, 1, n, 2, "issue_land");
