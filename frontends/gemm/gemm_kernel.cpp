@@ -178,9 +178,9 @@ void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
   // Serialized: each WGMMA a group of its own, numbered on from the k-tiles before (as the TTGIR
   // route numbers a WarpGroup's groups), waited for before the next is issued.
   for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i) {
-    const auto one = static_cast<std::uint32_t>(k) * wgmmas_per_k_tile_ + i;
-    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, one));
-    code.push(Instruction::wgmma_commit(one));
+    const auto group = static_cast<std::uint32_t>(k) * wgmmas_per_k_tile_ + i;
+    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, group));
+    code.push(Instruction::wgmma_commit(group));
     code.push(Instruction::wgmma_wait(0));
   }
 }

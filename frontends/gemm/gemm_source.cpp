@@ -62,8 +62,8 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   s.b_layout = choice<BLayout>(params, "b_layout", kBLayoutNames);
   s.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
   s.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
-  const std::uint32_t e = element_bytes(s.dtype);
   s.wgmma_serialization = params.string("wgmma_serialization");
+  const std::uint32_t e = element_bytes(s.dtype);
 
   if (s.block_m % kWgmmaM != 0)
     params.fail("block_m", "block_m = " + std::to_string(s.block_m) +

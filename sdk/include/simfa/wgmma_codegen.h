@@ -18,10 +18,10 @@ constexpr std::uint32_t wgmma_accumulator_registers(std::uint32_t n,
 /// ptxas (CUDA 13, Triton 3.6's sm_90a kernels) serializes the WGMMAs of a WarpGroup whose one
 /// instruction's accumulator holds this many registers of a thread or more: "wgmma.mma_async
 /// instructions are serialized due to insufficient register resources for the wgmma pipeline"
-/// (C7511). Each then waits for the one before it (`WARPGROUP.DEPBAR.LE gsb0, 0x0` after every
-/// HGMMA): so in the 128x256 8-warp GEMM's m64n256k16 (128 registers), not in the m64n128k16
-/// (64) of the 128x128 and 64x128 kernels, which keep a k-tile's WGMMAs in flight
-/// (validation/h200/ttgir/gemm_bm*.sass, docs/calibration.md §6).
+/// (C7511), and each then waits for the one before it (`WARPGROUP.DEPBAR.LE gsb0, 0x0` after
+/// every HGMMA). The SASS of Triton's GEMMs on the H200 (validation/h200/ttgir/gemm_bm*.sass):
+/// the 128x256 8-warp kernel's m64n256k16 (128 registers) are serialized; the m64n128k16 (64) of
+/// the 128x128 and 64x128 kernels keep a k-tile's WGMMAs in flight (docs/calibration.md §15).
 constexpr std::uint32_t kPtxasSerializedWgmmaRegisters = 128;
 
 /// A frontend's `wgmma_serialization` choice: "auto" follows ptxas's rule above, "true" and
