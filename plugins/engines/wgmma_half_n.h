@@ -45,10 +45,9 @@ class NFactors {
 /// The pipeline's rate beside FP32 work. With a fraction `load` of the SM's FP32 pipe (its
 /// register-file bandwidth) in use, the WGMMA runs at min(1, 1 - (load - onset) / share) of its
 /// rate (at least 0): at its full rate up to `onset`, slower by 1 / share for each unit of load
-/// past it. A
-/// negative onset stands for 1 - share: a WGMMA at its full rate holds `share` of the pipe and
-/// the FP32 work is served first. The load is the sum of the WarpGroups' announced fractions,
-/// each until its own end, at most 1.
+/// past it. A negative onset stands for 1 - share: a WGMMA at its full rate holds `share` of the
+/// pipe and the FP32 work is served first. The load is the sum of the WarpGroups' announced
+/// fractions, each until its own end, at most 1.
 class Fp32Coupling {
  public:
   Fp32Coupling(double share, double onset) : share_(share), onset_(onset) {}

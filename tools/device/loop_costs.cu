@@ -33,7 +33,7 @@
 
 #include "device_common.cuh"
 
-enum Test { kBar, kWaitDone, kArrive, kIssue, kLoop, kLoopNoBar, kLandTry, kLandTest, kTests };
+enum Test { kBar, kWaitDone, kArrive, kIssue, kLoop, kLoopNoBar, kLandTry, kLandTest };
 const char* const kNames[] = {"bar",  "wait_done",  "arrive",   "issue",
                              "loop", "loop_nobar", "land_try", "land_test"};
 
