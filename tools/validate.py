@@ -809,6 +809,42 @@ def build_tma_ring(ctx, fast):
     return points, []
 
 
+# tma_stride: the pitches of the fast subset: rows sharing DRAM pages, the 64 KiB of K = 32768,
+# and the widest
+TMA_STRIDE_FAST = {256, 65536, 1048576}
+
+
+def build_tma_stride(ctx, fast):
+    """dram_stride.csv's `bw panel` rows: 132 CTAs each streaming its own 128-row operand panel of
+    row pitch 256 B to 1 MiB from DRAM (examples/microbench/tma_panel_stream.trace, its CAP boxes
+    a CTA and STAGES as the row's), GB/s = bytes / the CUDA-event time, against bytes /
+    kernel.event_us."""
+    rows = read_csv(H200 / "dram_stride.csv", required=("mode", "order", "pitch_bytes", "box_rows",
+                                                        "stages", "ctas", "bytes_moved", "GBps",
+                                                        "sm_clock_mhz"))
+    points = []
+    for row in rows:
+        if row.text("mode") != "bw" or row.text("order") != "panel":
+            continue
+        pitch, ctas, stages = row.int("pitch_bytes"), row.int("ctas"), row.int("stages")
+        if fast and pitch not in TMA_STRIDE_FAST:
+            continue
+        if row.int("box_rows") != 128 or pitch % 128 != 0:
+            raise ValidationError(f"{row.where}: the panel twin reads 128-row boxes of whole 128 B "
+                                  "columns")
+        box_bytes = 128 * 128
+        cap = row.int("bytes_moved") // (ctas * box_bytes)
+        clock = row.num("sm_clock_mhz")
+        sim = Sim(trace_workload("tma_panel_stream.trace", f"P={pitch} CAP={cap} STAGES={stages} CTAS={ctas}"),
+                  clock, 9.0 * cap / 256)
+
+        def predict(s, moved=row.num("bytes_moved")):
+            return moved / s[0]["kernel"]["event_us"] / 1e3, "bytes / kernel.event_us"
+        label = f"pitch {pitch // 1024} KiB" if pitch % 1024 == 0 else f"pitch {pitch} B"
+        points.append(Point("bandwidth", label, row.where, clock, row.num("GBps"), (sim,), predict))
+    return points, []
+
+
 # tma_edge: (TENSOR_ROWS, BOX_ROWS, ROW0, CTAS, STAGES) of the fast subset: the box half past the
 # edge and the box wholly past it, 132 SMs at 4 stages (the hot spot), and one inside box
 TMA_EDGE_FAST = {(128, 256, 0, 132, 4), (128, 128, 128, 132, 4), (256, 256, 0, 132, 4)}
@@ -1195,13 +1231,18 @@ SUITES = {s.name: s for s in [
           "tma_inflight.csv (examples/microbench/tma_inflight.trace)", ["tma_inflight.csv"],
           {"box": Metric("cycles", "cycles a box (op_bytes / bytes_per_cycle)")},
           build_tma_ring),
+    Suite("tma_stride", "GEMM-like operand panels of every pitch streamed from DRAM by 132 SMs, "
+          "validation/h200/dram_stride.csv `bw panel` rows (examples/microbench/tma_panel_stream.trace)",
+          ["dram_stride.csv"],
+          {"bandwidth": Metric("GB/s", "GBps (CUDA-event median of 6 launches)", fmt="{:.0f}")},
+          build_tma_stride),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "compute_micro",
-                               "lrc_merge"]}
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride",
+                               "compute_micro", "lrc_merge"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------

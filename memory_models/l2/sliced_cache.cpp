@@ -74,6 +74,15 @@ void SlicedCache::describe(Schema& schema) {
       .range(1, 65536)
       .doc("misses in flight per slice; a miss to a line already in flight merges, a miss "
            "finding none free waits at the head of the slice's queue");
+  // modulo: Accel-Sim's and the paper's set index. fold: rows a large power of two apart share
+  // the low bits of line / slices and crowd a few sets of each slice (30 MiB of panels at a
+  // 64 KiB pitch: 26% of their lines find no way under modulo; docs/memory-hierarchy.md §3).
+  schema.string("set_index")
+      .def("modulo")
+      .choices({"modulo", "fold"})
+      .doc("set of a line within its slice, from q = line / slices: modulo takes q mod sets; fold "
+           "takes (q ^ q >> b ^ q >> 2b ^ ...) mod sets, b the bits of sets - 1, so rows a large "
+           "power of two apart spread over every set (docs/memory-hierarchy.md §2)");
   schema.slot("slice_map", "slice", "picks the slice of each line");
   schema.slot("replacement", "replacement", "picks the way a new line evicts from a full set",
               "replacement.lru");
@@ -134,6 +143,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
   if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
   slice_divisor_ = Divisor(slice_count_);
   set_divisor_ = Divisor(sets_);
+  if (params.string("set_index") == "fold")
+    set_fold_shift_ = std::max(1, static_cast<int>(std::bit_width(sets_ - 1)));
 
   const std::size_t sets = std::size_t{slice_count_} * sets_;
   meta_words_ = (assoc_ + 7) / 8;

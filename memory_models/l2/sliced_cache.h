@@ -188,7 +188,12 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route);
 
   std::uint32_t set_of(std::uint64_t line) const {
-    const std::uint64_t q = slice_divisor_.divide(line);
+    std::uint64_t q = slice_divisor_.divide(line);
+    if (set_fold_shift_ != 0) {
+      std::uint64_t folded = 0;
+      for (; q != 0; q >>= set_fold_shift_) folded ^= q;
+      q = folded;
+    }
     return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
   }
   // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines
@@ -264,6 +269,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Cycle hit_latency_;
   std::uint64_t interval_;  ///< cycles per request at one slice, in 1/2^16 cycles
   Divisor slice_divisor_, set_divisor_;
+  int set_fold_shift_ = 0;  ///< set_index = "fold": the fold's distance in bits; 0: modulo
 
   std::size_t block_words_ = 0;
   std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of replacement bytes follow

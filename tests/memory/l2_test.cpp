@@ -135,6 +135,21 @@ TEST(UnifiedL2, LruOrderSurvivesThousandsOfTouchesOfOneSet) {
   EXPECT_EQ(rig.stat("misses"), 8u);
 }
 
+TEST(UnifiedL2, FoldedSetIndexSpreadsRowsAPowerOfTwoApart) {
+  // One slice, 2 ways, 4 sets; lines 0, 4, 8, 12 twice. Modulo: line mod 4 = 0 for all, so four
+  // lines share set 0's two ways and LRU evicts each before its second use: 8 misses. Fold (b =
+  // bit_width(3) = 2): 0 -> 0; 4 ^ 1 = 5 -> 1; 8 ^ 2 = 10 -> 2; 12 ^ 3 = 15 -> 3, a set each, so
+  // the second round hits.
+  for (const bool fold : {false, true}) {
+    Rig<UnifiedL2> rig(with(small(2, 4), {{"set_index", std::string(fold ? "fold" : "modulo")}}));
+    for (std::uint64_t i = 0; i < 8; ++i)
+      rig.send_at(1000 * i, read_request(i % 4 * 4 * kLine, i, rig.client));
+    rig.bench.events.run();
+    EXPECT_EQ(rig.stat("misses"), fold ? 4u : 8u) << fold;
+    EXPECT_EQ(rig.stat("hits"), fold ? 4u : 0u) << fold;
+  }
+}
+
 // ---- replacement policies (the `replacement` sub-slot) -----------------------------------------
 
 // SRRIP's state alone (Jaleel et al., ISCA 2010, figure 5, hit priority): with M = 3 bits a fill

@@ -1,12 +1,14 @@
 // slice.linear and slice.xor: the paper's case for the XOR hash (section VI-D). A stream with
 // FA3's 2048 B stride (16 lines of 128 B) piles onto a few slices under the low-bits map and
 // spreads over every slice under the XOR map, and through an L2 that imbalance is time.
+// slice.fold: rows of any power-of-two pitch over every slice, where the XOR map gives up.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "fold_slice_map.h"
 #include "l2_bench.h"
 #include "linear_slice_map.h"
 #include "memory_harness.h"
@@ -74,14 +76,48 @@ TEST(SliceMaps, StridedStreamOverTheDefault160Slices) {
   EXPECT_DOUBLE_EQ(imbalance(xr, 2560), 1.1875);
 }
 
+// Requests per slice of `count` lines `stride` apart, starting at line 0.
+std::vector<std::uint32_t> rows(const SliceMap& map, std::uint32_t slices, std::uint32_t count,
+                                std::uint64_t stride) {
+  std::vector<std::uint32_t> per_slice(slices, 0);
+  for (std::uint64_t k = 0; k < count; ++k) ++per_slice[map.slice_of(k * stride, slices)];
+  return per_slice;
+}
+
+TEST(SliceMaps, FoldSpreadsRowsOfAnyPitchWhereXorDoesNot) {
+  MemoryBench bench;
+  const auto hashed = bench.make<XorSliceMap>();
+  const auto folded = bench.make<FoldSliceMap>();
+  // 1536 rows (twelve 128-row boxes) down one 128 B column at a GEMM operand's pitch, 192
+  // slices as the H200's. XOR folds bits 5 and up once: at 8 KiB (64 lines) it reaches 94
+  // slices, at 64 KiB 12, at 1 MiB 3, the busiest with 40, 184 and 645 rows against a mean of 8.
+  const std::uint64_t pitch_lines[] = {64, 512, 8192};
+  const std::uint32_t xor_used[] = {94, 12, 3}, xor_busiest[] = {40, 184, 645};
+  for (int i = 0; i < 3; ++i) {
+    const auto xr = rows(*hashed, 192, 1536, pitch_lines[i]);
+    EXPECT_EQ(used(xr), xor_used[i]) << pitch_lines[i];
+    EXPECT_EQ(*std::max_element(xr.begin(), xr.end()), xor_busiest[i]) << pitch_lines[i];
+    // Folding every 7 bits: every slice gets exactly its 8.
+    for (std::uint32_t n : rows(*folded, 192, 1536, pitch_lines[i])) EXPECT_EQ(n, 8u);
+  }
+  // Consecutive lines stay as even as the low bits make them: 128 each over 192 x 128.
+  for (std::uint32_t n : rows(*folded, 192, 192 * 128, 1)) EXPECT_EQ(n, 128u);
+}
+
 TEST(SliceMaps, FormulasOnSingleLines) {
   MemoryBench bench;
   const auto linear = bench.make<LinearSliceMap>();
   const auto hashed = bench.make<XorSliceMap>();
+  const auto folded = bench.make<FoldSliceMap>();
+  const auto folded3 = bench.make<FoldSliceMap>({{"shift", std::int64_t{3}}});
   EXPECT_EQ(linear->slice_of(1000, 96), 1000u % 96);
   // 1000 = 0b1111101000; 1000 >> 5 = 31; 1000 ^ 31 = 1015; 1015 mod 96 = 55.
   EXPECT_EQ(hashed->slice_of(1000, 96), 55u);
   EXPECT_EQ(hashed->slice_of(1000, 1), 0u);
+  // 1000 ^ (1000 >> 7 = 7) = 1007; 1007 mod 96 = 47.
+  EXPECT_EQ(folded->slice_of(1000, 96), 47u);
+  // 1000 ^ 125 ^ 15 ^ 1 = 923; 923 mod 96 = 59.
+  EXPECT_EQ(folded3->slice_of(1000, 96), 59u);
 }
 
 // The imbalance as time: 128 misses 2048 B apart, all sent at cycle 0, to 64 slices that take one
@@ -115,6 +151,7 @@ TEST(SliceMaps, ImbalanceCostsSliceBandwidth) {
 TEST(SliceMaps, Schema) {
   EXPECT_EQ(test::schema_problems<LinearSliceMap>(), "");
   EXPECT_EQ(test::schema_problems<XorSliceMap>(), "");
+  EXPECT_EQ(test::schema_problems<FoldSliceMap>(), "");
 }
 
 }  // namespace
