@@ -22,11 +22,17 @@ using test::MemoryBench;
 
 constexpr std::uint64_t kStrideLines = 2048 / 128;
 
-// Requests per slice of `count` lines 2048 B apart, starting at line 0.
-std::vector<std::uint32_t> spread(const SliceMap& map, std::uint32_t slices, std::uint32_t count) {
+// Requests per slice of `count` lines `stride` apart, starting at line 0.
+std::vector<std::uint32_t> rows(const SliceMap& map, std::uint32_t slices, std::uint32_t count,
+                                std::uint64_t stride) {
   std::vector<std::uint32_t> per_slice(slices, 0);
-  for (std::uint64_t k = 0; k < count; ++k) ++per_slice[map.slice_of(k * kStrideLines, slices)];
+  for (std::uint64_t k = 0; k < count; ++k) ++per_slice[map.slice_of(k * stride, slices)];
   return per_slice;
+}
+
+// The same for lines 2048 B apart.
+std::vector<std::uint32_t> spread(const SliceMap& map, std::uint32_t slices, std::uint32_t count) {
+  return rows(map, slices, count, kStrideLines);
 }
 
 // Imbalance: the busiest slice's requests over the mean.
@@ -74,14 +80,6 @@ TEST(SliceMaps, StridedStreamOverTheDefault160Slices) {
   EXPECT_EQ(used(xr), 160u);
   EXPECT_LT(imbalance(xr, 2560), 1.25);
   EXPECT_DOUBLE_EQ(imbalance(xr, 2560), 1.1875);
-}
-
-// Requests per slice of `count` lines `stride` apart, starting at line 0.
-std::vector<std::uint32_t> rows(const SliceMap& map, std::uint32_t slices, std::uint32_t count,
-                                std::uint64_t stride) {
-  std::vector<std::uint32_t> per_slice(slices, 0);
-  for (std::uint64_t k = 0; k < count; ++k) ++per_slice[map.slice_of(k * stride, slices)];
-  return per_slice;
 }
 
 TEST(SliceMaps, FoldSpreadsRowsOfAnyPitchWhereXorDoesNot) {
