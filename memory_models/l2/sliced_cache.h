@@ -189,11 +189,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
   std::uint32_t set_of(std::uint64_t line) const {
     std::uint64_t q = slice_divisor_.divide(line);
-    if (set_fold_shift_ != 0) {
-      std::uint64_t folded = 0;
-      for (; q != 0; q >>= set_fold_shift_) folded ^= q;
-      q = folded;
-    }
+    if (set_fold_shift_ != 0) q = xor_fold(q, set_fold_shift_);
     return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
   }
   // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines

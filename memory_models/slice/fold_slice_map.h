@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "simfa/component.h"
+#include "simfa/int_math.h"
 #include "simfa/memory.h"
 
 namespace simfa::memory_models {
@@ -20,9 +21,7 @@ class FoldSliceMap final : public SliceMap {
   static void describe(Schema& schema);
 
   std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const override {
-    std::uint64_t folded = 0;
-    for (std::uint64_t rest = line; rest != 0; rest >>= shift_) folded ^= rest;
-    return static_cast<std::uint32_t>(folded % slices);
+    return static_cast<std::uint32_t>(xor_fold(line, shift_) % slices);
   }
 
  private:

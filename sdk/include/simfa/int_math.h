@@ -1,5 +1,5 @@
-// Integer arithmetic the models share: rounded-up division and a 128-bit integer for products
-// that overflow 64 bits. Header-only.
+// Integer arithmetic the models share: rounded-up division, an XOR fold for address hashes and a
+// 128-bit integer for products that overflow 64 bits. Header-only.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,14 @@ namespace simfa {
 /// ceil(a / b) for a >= 0, b >= 1, computed as (a + b - 1) / b (so a + b - 1 must fit).
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
+}
+
+/// x ^ x >> shift ^ x >> 2 shift ^ ...: every bit of x reaches the low `shift` bits (the L2's
+/// `slice.fold` map and `set_index = "fold"`, docs/memory-hierarchy.md §2-3). shift >= 1.
+constexpr std::uint64_t xor_fold(std::uint64_t x, int shift) {
+  std::uint64_t folded = 0;
+  for (; x != 0; x >>= shift) folded ^= x;
+  return folded;
 }
 
 /// Products of times and frequencies, and multiply-high division, overflow 64 bits; GCC's and
