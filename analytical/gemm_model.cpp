@@ -111,29 +111,69 @@ double staggered_reads(std::int64_t m_t, std::int64_t n_t, std::int64_t g, const
          b_reuses * (1 - llc_survival(b_distance / c_eff));
 }
 
-/// Relative spread of the durations of CTAs that share an SM, (cta_cycles_max - cta_cycles_min) /
-/// cta_cycles_med: the median over the 23 multi-wave 128x128 and 64x128 points (two CTAs per SM)
-/// of validation/h200/gemm_suite.csv in the fit half of the shapes (docs/analytical.md). Timing
-/// data, not the ncu targets. Three or more CTAs per SM are unmeasured and take this value.
-constexpr double kSharedSmCtaSpread = 0.495;
-/// The offset, in k-steps, at which the CTAs sharing a panel lose step once per wave boundary on
-/// average: the one constant fitted to kernels, on the fit half of gemm_ncu.csv (the held-out half
-/// and gemm_ncu_cliff.csv never saw it; docs/analytical.md gives the scan).
-constexpr double kDriftKSteps = 472;
+/// L2 bytes one SM receives per SM cycle while every SM streams TMA copies from the L2: 9.1 TB/s
+/// over 132 SMs at 1980 MHz (validation/h200/bandwidth.csv, tma_bulk_l2, 16 and 64 KiB copies,
+/// 8971-9114 GB/s at 1971-1972 MHz). Used when the GPU's l2_bandwidth is unknown (0); a manifest
+/// that gives it sets this rate as l2_bandwidth / (sm_count x clock).
+constexpr double kL2BytesPerSmCycle = 34.8;
+/// How much wider, as a share of one CTA's duration, the start times of each wave spread than the
+/// previous wave's: validation/h200/cta_stamps.csv, the three kernels of more than one wave with
+/// two CTAs per SM (4096x4096x512 and x1024 at 128x128, 2048^3 at 64x128; the first wave starts
+/// within 32 ns, the later ones over 0.20, 0.39, 0.54 / 0.13, 0.23, 0.38 / 0.05 of a CTA):
+/// the least-squares slope through the origin of those 7 windows against the wave index, 0.151.
+/// Timing data, not the ncu targets.
+constexpr double kStartWindowPerWave = 0.15;
+/// The offset, in k-steps, at which CTAs that share a panel lose step (the scale of the
+/// exponential below): the one constant fitted to kernels, on the fit half of gemm_ncu.csv (the
+/// held-out half and gemm_ncu_cliff.csv never saw it; docs/analytical.md gives the scan).
+constexpr double kDriftKSteps = 84;
+
+/// The share of a k-step whose pace the memory system sets rather than the tensor core: the
+/// tile's MMA time per k-step (2 BM BN BK FLOPs at the SM's rate) against the time its TMA bytes
+/// per k-step ((BM + BN) BK e) take at the L2's rate per SM, e = max(0, 1 - t_mma / t_tma). CTAs
+/// per SM cancel (they share both the tensor core and the SM's L2 port). On the H200 128x128x64
+/// reads 64 B per tensor-core cycle, so e = 1 - 34.8 / 64 = 0.46; 64x128x64 reads 96, e = 0.64.
+double memory_paced_share(const AnalyticalGpu& gpu, const GemmShape& s) {
+  const double l2_rate = gpu.l2_bandwidth > 0
+                             ? gpu.l2_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz())
+                             : kL2BytesPerSmCycle;
+  const double flops_per_cycle = gpu.mma_flops_per_cycle_per_sm * (s.dtype == GemmDtype::fp8 ? 2 : 1);
+  const double bm = static_cast<double>(s.block_m), bn = static_cast<double>(s.block_n);
+  const double bk = static_cast<double>(s.block_k);
+  const double mma_cycles = 2 * bm * bn * bk / flops_per_cycle;
+  const double tma_cycles = (bm + bn) * bk * static_cast<double>(s.elem_bytes) / l2_rate;
+  return std::max(0.0, 1 - mma_cycles / tma_cycles);
+}
 
 /// The share of the way from the lockstep wave model to the out-of-step bound that drifting CTAs
-/// take. Every CTA of the first wave starts together; at each later wave boundary a CTA starts
-/// where its SM's previous one ended, so CTAs that share a panel start apart by about the spread
-/// of the previous wave's durations, spread x k_t k-steps. A pair loses step (and fetches the
-/// panel each for itself) at a rate per boundary growing with the square of that offset against
-/// kDriftKSteps, and does not regain it: share = 1 - exp(-(W - 1) (spread k_t / k*)^2).
+/// take, averaged over the launch's CTAs. Every CTA of the first wave starts together (w = 0:
+/// in step). Each later wave starts over a window kStartWindowPerWave x w of a CTA's duration wide,
+/// never more than one whole CTA (then the CTAs are fully staggered), and CTAs that share a panel
+/// drift apart by the memory-paced part of that, an offset of e k_t min(1, sigma w) k-steps; a
+/// CTA of wave w has lost step with its sharers with probability 1 - exp(-(offset / k*)^2), and
+/// then fetches its panel for itself. Wave w holds P CTAs, the last the rest, so a 2-4-wave
+/// launch, most of whose CTAs run in the lockstep first wave or in the partly empty last one,
+/// drifts less than its last wave alone. The offset saturates after ceil(1 / sigma) = 7 waves, so
+/// at most 7 exponentials are evaluated whatever the waves.
 /// One CTA per SM stays in step: its duration spread (0.05-0.25 in gemm_suite.csv, falling with
 /// k_t like averaging noise) leaves every 128x256 point of gemm_ncu.csv and gemm_ncu_cliff.csv at
 /// the lockstep reads to the MB, so it takes no drift.
-double out_of_step_share(std::int64_t waves, std::int64_t k_steps, std::int64_t ctas_per_sm) {
-  if (waves < 2 || ctas_per_sm < 2) return 0;
-  const double offset = kSharedSmCtaSpread * static_cast<double>(k_steps) / kDriftKSteps;
-  return 1 - std::exp(-static_cast<double>(waves - 1) * offset * offset);
+double out_of_step_share(std::int64_t ctas, std::int64_t per_wave, std::int64_t k_steps,
+                         std::int64_t ctas_per_sm, double memory_paced) {
+  const std::int64_t waves = ceil_div(ctas, per_wave);
+  if (waves < 2 || ctas_per_sm < 2 || memory_paced <= 0) return 0;
+  const double amplitude = memory_paced * static_cast<double>(k_steps) / kDriftKSteps;
+  auto lost = [&](std::int64_t w) {
+    const double x = amplitude * std::min(1.0, kStartWindowPerWave * static_cast<double>(w));
+    return 1 - std::exp(-x * x);
+  };
+  const std::int64_t last = waves - 1;
+  const auto saturated = static_cast<std::int64_t>(std::ceil(1 / kStartWindowPerWave));
+  double full_waves = 0;  // sum of lost(w) over the full waves 1 .. last - 1
+  for (std::int64_t w = 1; w < std::min(last, saturated); ++w) full_waves += lost(w);
+  if (last > saturated) full_waves += static_cast<double>(last - saturated) * lost(saturated);
+  const double last_ctas = static_cast<double>(ctas - last * per_wave);
+  return (static_cast<double>(per_wave) * full_waves + last_ctas * lost(last)) / static_cast<double>(ctas);
 }
 
 }  // namespace
@@ -257,7 +297,9 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   // Drift out of step (issue 18): the survival and regime above are the lockstep waves'; the CTAs
   // that lose step move the reads toward the out-of-step bound (never below the lockstep value).
   r.gemm.lockstep_read_bytes = r.dram_read_bytes;
-  r.gemm.out_of_step_share = out_of_step_share(r.waves, k_t, r.gemm.ctas_per_sm);
+  r.gemm.memory_paced_share = memory_paced_share(gpu, s);
+  r.gemm.out_of_step_share =
+      out_of_step_share(r.ctas, P, k_t, r.gemm.ctas_per_sm, r.gemm.memory_paced_share);
   if (r.gemm.staggered_read_bytes > r.dram_read_bytes)
     r.dram_read_bytes +=
         r.gemm.out_of_step_share * (r.gemm.staggered_read_bytes - r.gemm.lockstep_read_bytes);

@@ -53,8 +53,11 @@ struct GemmDetail {
   double staggered_read_bytes = 0;
   /// DRAM reads of the lockstep wave model (every CTA of a wave in step), before the drift.
   double lockstep_read_bytes = 0;
+  /// Share of a k-step whose pace the memory system sets: 1 - the tile's MMA time per k-step /
+  /// the time its TMA bytes per k-step take at the L2's rate per SM (0 when the MMA is longer).
+  double memory_paced_share = 0;
   /// Share of the way from the lockstep reads to staggered_read_bytes that the CTAs' drift out
-  /// of step takes (gemm_model.cpp: out_of_step_share); 0 for one wave.
+  /// of step takes, averaged over the CTAs (gemm_model.cpp: out_of_step_share); 0 for one wave.
   double out_of_step_share = 0;
 };
 

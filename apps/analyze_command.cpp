@@ -133,11 +133,11 @@ void print_text(const AnalyzeRequest& request, const Workload& w, const Analytic
   if (w.kind == WorkloadKind::gemm && r.gemm.staggered_read_bytes > r.gemm.lockstep_read_bytes)
     line("DRAM, out of step",
          fmt::format("{} read if the CTAs drift fully out of step and a wave shares nothing (a bound); {} in "
-                     "lockstep waves; with {} CTAs per SM over {} waves of {} k-steps the drift takes {:.1f}% "
-                     "of the way to the bound (docs/analytical.md)",
+                     "lockstep waves; with {} CTAs per SM over {} waves of {} k-steps, {:.0f}% of each paced by "
+                     "the memory, the drift takes {:.1f}% of the way to the bound (docs/analytical.md)",
                      si(r.gemm.staggered_read_bytes, "B"), si(r.gemm.lockstep_read_bytes, "B"),
                      r.gemm.ctas_per_sm, r.waves, ceil_div(w.gemm.k, w.gemm.block_k),
-                     100 * r.gemm.out_of_step_share));
+                     100 * r.gemm.memory_paced_share, 100 * r.gemm.out_of_step_share));
   line("GenZ-style estimate", fmt::format("{} DRAM, {}, {} ({} bound): {:.3g}x SimFA's DRAM traffic",
                                           si(r.genz_dram_bytes, "B"), si(r.genz_flops, "FLOP"),
                                           duration(r.genz_time_s), bound_name(r.genz_bound),
