@@ -117,16 +117,18 @@ double staggered_reads(std::int64_t m_t, std::int64_t n_t, std::int64_t g, const
 /// that gives it sets this rate as l2_bandwidth / (sm_count x clock).
 constexpr double kL2BytesPerSmCycle = 34.8;
 /// How much wider, as a share of one CTA's duration, the start times of each wave spread than the
-/// previous wave's: validation/h200/cta_stamps.csv, the three kernels of more than one wave with
-/// two CTAs per SM (4096x4096x512 and x1024 at 128x128, 2048^3 at 64x128; the first wave starts
-/// within 32 ns, the later ones over 0.20, 0.39, 0.54 / 0.13, 0.23, 0.38 / 0.05 of a CTA):
-/// the least-squares slope through the origin of those 7 windows against the wave index, 0.151.
-/// Timing data, not the ncu targets.
+/// previous wave's while nothing holds the CTAs together: validation/h200/cta_stamps.csv, the three
+/// kernels of more than one wave with two CTAs per SM (4096x4096x512 and x1024 at 128x128, 2048^3
+/// at 64x128; the first wave starts within 32 ns, the later ones over 0.20, 0.39, 0.54 / 0.13,
+/// 0.23, 0.38 / 0.05 of a CTA): the least-squares slope through the origin of those 7 windows
+/// against the wave index, 0.151. Timing data, not the ncu targets. The drift below takes it as
+/// the most that can leave step per wave.
 constexpr double kStartWindowPerWave = 0.15;
-/// The offset, in k-steps, at which CTAs that share a panel lose step (the scale of the
-/// exponential below): the one constant fitted to kernels, on the fit half of gemm_ncu.csv (the
-/// held-out half and gemm_ncu_cliff.csv never saw it; docs/analytical.md gives the scan).
-constexpr double kDriftKSteps = 84;
+/// The offset, in k-steps, beyond which CTAs that share a panel no longer pull each other back
+/// into step (the barrier of the escape rate below): the one constant fitted to kernels, on the
+/// fit half of gemm_ncu.csv (the held-out half and gemm_ncu_cliff.csv never saw it;
+/// docs/analytical.md gives the scan).
+constexpr double kDriftKSteps = 60;
 
 /// The share of a k-step whose pace the memory system sets rather than the tensor core: the
 /// tile's MMA time per k-step (2 BM BN BK FLOPs at the SM's rate) against the time its TMA bytes
@@ -146,15 +148,18 @@ double memory_paced_share(const AnalyticalGpu& gpu, const GemmShape& s) {
 }
 
 /// The share of the way from the lockstep wave model to the out-of-step bound that drifting CTAs
-/// take, averaged over the launch's CTAs. Every CTA of the first wave starts together (w = 0:
-/// in step). Each later wave starts over a window kStartWindowPerWave x w of a CTA's duration wide,
-/// never more than one whole CTA (then the CTAs are fully staggered), and CTAs that share a panel
-/// drift apart by the memory-paced part of that, an offset of e k_t min(1, sigma w) k-steps; a
-/// CTA of wave w has lost step with its sharers with probability 1 - exp(-(offset / k*)^2), and
-/// then fetches its panel for itself. Wave w holds P CTAs, the last the rest, so a 2-4-wave
-/// launch, most of whose CTAs run in the lockstep first wave or in the partly empty last one,
-/// drifts less than its last wave alone. The offset saturates after ceil(1 / sigma) = 7 waves, so
-/// at most 7 exponentials are evaluated whatever the waves.
+/// take, averaged over the launch's CTAs. CTAs that share a panel hold each other in step: the
+/// one behind finds the leader's slices in the L2 and catches up. What pushes them apart is the
+/// memory-paced share e of their k-steps (the tensor core paces the rest alike for all), a spread
+/// of order e k_t k-steps per CTA; a pair escapes once it is more than k* k-steps apart, at a
+/// rate per wave boundary that the spread against that barrier sets, as for escape over a barrier
+/// under noise: h = sigma exp(-(k* / (e k_t))^2), sigma the start window's widening per wave when
+/// nothing holds the CTAs (the most that can leave step per wave). A pair that has escaped fetches
+/// its panel each for itself and does not come back. Every CTA of the first wave starts together
+/// (in step); a CTA of wave w has escaped with probability 1 - exp(-w h). Wave w holds P CTAs and
+/// the last the rest, so a 2-4-wave launch, most of whose CTAs run in the lockstep first wave or
+/// in the partly empty last one, drifts less than its last wave alone; the sum over the waves is a
+/// geometric series, O(1) whatever the waves.
 /// One CTA per SM stays in step: its duration spread (0.05-0.25 in gemm_suite.csv, falling with
 /// k_t like averaging noise) leaves every 128x256 point of gemm_ncu.csv and gemm_ncu_cliff.csv at
 /// the lockstep reads to the MB, so it takes no drift.
@@ -162,18 +167,17 @@ double out_of_step_share(std::int64_t ctas, std::int64_t per_wave, std::int64_t 
                          std::int64_t ctas_per_sm, double memory_paced) {
   const std::int64_t waves = ceil_div(ctas, per_wave);
   if (waves < 2 || ctas_per_sm < 2 || memory_paced <= 0) return 0;
-  const double amplitude = memory_paced * static_cast<double>(k_steps) / kDriftKSteps;
-  auto lost = [&](std::int64_t w) {
-    const double x = amplitude * std::min(1.0, kStartWindowPerWave * static_cast<double>(w));
-    return 1 - std::exp(-x * x);
-  };
+  const double barrier = kDriftKSteps / (memory_paced * static_cast<double>(k_steps));
+  const double h = kStartWindowPerWave * std::exp(-barrier * barrier);
+  if (h <= 0) return 0;  // the exponential underflowed: nothing escapes
   const std::int64_t last = waves - 1;
-  const auto saturated = static_cast<std::int64_t>(std::ceil(1 / kStartWindowPerWave));
-  double full_waves = 0;  // sum of lost(w) over the full waves 1 .. last - 1
-  for (std::int64_t w = 1; w < std::min(last, saturated); ++w) full_waves += lost(w);
-  if (last > saturated) full_waves += static_cast<double>(last - saturated) * lost(saturated);
+  // Escaped CTAs of the full waves 1 .. last - 1: sum of 1 - exp(-w h) = n - q (1 - q^n) / (1 - q),
+  // q = exp(-h), n = last - 1; expm1 keeps the small-h case exact.
+  const double n = static_cast<double>(last - 1);
+  const double kept = std::exp(-h) * std::expm1(-n * h) / std::expm1(-h);
   const double last_ctas = static_cast<double>(ctas - last * per_wave);
-  return (static_cast<double>(per_wave) * full_waves + last_ctas * lost(last)) / static_cast<double>(ctas);
+  return (static_cast<double>(per_wave) * (n - kept) - last_ctas * std::expm1(-static_cast<double>(last) * h)) /
+         static_cast<double>(ctas);
 }
 
 }  // namespace

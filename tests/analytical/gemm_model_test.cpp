@@ -283,24 +283,24 @@ TEST(GemmModel, MemoryPacedShareOfTheTile) {
 }
 
 // Two CTAs per SM drift out of step (gemm_model.cpp: out_of_step_share). 8192^3 at 64x128x64 in 4
-// stages runs 2 per SM: 8192 CTAs in waves of 264, 31 full ones and a last of 8, k_t = 128. A CTA
-// of wave w has lost step with probability 1 - exp(-(e k_t min(1, 0.15 w) / 84)^2), e = 0.6375:
-// the amplitude e k_t / 84 = 0.97143 is reached from wave 7 on (0.15 x 7 > 1). The share is
-// (264 (sum over w = 1..6 + 24 x the saturated value) + 8 x the saturated value) / 8192 = 0.52170
-// of the way from the lockstep reads (each wave fetches B again) to the out-of-step bound (each
-// tile row fetches all of B). The same shape at 128x256 (one per SM) keeps the lockstep reads.
+// stages runs 2 per SM: 8192 CTAs in waves of 264, 31 full ones and a last of 8, k_t = 128. Sharers
+// escape each other at h = 0.15 exp(-(60 / (e k_t))^2) a wave, e k_t = 0.6375 x 128 = 81.6 k-steps:
+// h = 0.15 exp(-0.5407) = 0.087355; a CTA of wave w has escaped with probability 1 - exp(-w h).
+// The share, (264 x sum over w = 1..30 + 8 x (1 - exp(-31 h))) / 8192 = 0.64036, is the way from
+// the lockstep reads (each wave fetches B again) to the out-of-step bound (each tile row fetches
+// all of B). The same shape at 128x256 (one per SM) keeps the lockstep reads.
 TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
   const AnalyticalGpu gpu = h200_like();
   const AnalyticalResult two = analyze_gemm(gpu, tiled(8192, 8192, 8192, 64, 128, 4));
   ASSERT_EQ(two.gemm.ctas_per_sm, 2);
   ASSERT_EQ(two.waves, 32);
-  const double amplitude = 0.6375 * 128 / 84;
-  auto lost = [&](double w) { return 1 - std::exp(-std::pow(amplitude * std::min(1.0, 0.15 * w), 2)); };
-  double sum = 24 * lost(7);
-  for (int w = 1; w <= 6; ++w) sum += lost(w);
-  const double share = (264 * sum + 8 * lost(7)) / 8192;
+  const double h = 0.15 * std::exp(-std::pow(60 / (0.6375 * 128), 2));
+  EXPECT_NEAR(h, 0.087355, 5e-7);
+  double escaped = 8 * (1 - std::exp(-31 * h));
+  for (int w = 1; w <= 30; ++w) escaped += 264 * (1 - std::exp(-w * h));
+  const double share = escaped / 8192;
   EXPECT_NEAR(two.gemm.out_of_step_share, share, 1e-12);
-  EXPECT_NEAR(share, 0.52170, 5e-6);
+  EXPECT_NEAR(share, 0.64036, 5e-6);
   // Past the cliff: more than the lockstep value, no more than the out-of-step bound.
   EXPECT_GT(two.gemm.staggered_read_bytes, 2 * two.gemm.lockstep_read_bytes);
   EXPECT_NEAR(two.dram_read_bytes,
@@ -328,30 +328,39 @@ TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
 
 // The first wave starts in step and the last may be partly empty: the share is over CTAs, not the
 // last wave's. 2048x2048x16384 at 64x128 (k_t = 256): 512 CTAs, 264 in the first wave, 248 in the
-// second. A second-wave CTA has lost step with probability 1 - exp(-(0.6375 x 256 / 84 x 0.15)^2)
-// = 1 - exp(-0.29143^2) = 0.081424, and the launch's share is 248 / 512 of that, 0.039440
-// (ncu: 0.033 of the way; before the weighting, the model took 0.07 for the whole launch).
+// second. A second-wave CTA has escaped with probability 1 - exp(-h), h = 0.15 exp(-(60 / (0.6375 x
+// 256))^2) = 0.131036, so 0.122814, and the launch's share is 248 / 512 of that, 0.059488 (ncu:
+// 0.033 of the way; the model before the weighting took 0.07 for the whole launch, +27%).
 TEST(GemmModel, DriftCountsTheLockstepFirstWaveAndThePartlyEmptyLast) {
   const AnalyticalGpu gpu = h200_like();
   const AnalyticalResult r = analyze_gemm(gpu, tiled(2048, 2048, 16384, 64, 128, 4));
   ASSERT_EQ(r.ctas, 512);
   ASSERT_EQ(r.waves, 2);
-  const double second_wave = 1 - std::exp(-std::pow(0.6375 * 256 / 84 * 0.15, 2));
-  EXPECT_NEAR(second_wave, 0.081424, 5e-7);
+  const double second_wave = 1 - std::exp(-0.15 * std::exp(-std::pow(60 / (0.6375 * 256), 2)));
+  EXPECT_NEAR(second_wave, 0.122814, 5e-7);
   EXPECT_NEAR(r.gemm.out_of_step_share, 248.0 / 512 * second_wave, 1e-12);
-  // Many waves of short CTAs saturate: 16384^2 x 2048 at 64x128 (125 waves of k_t = 32, the last
-  // 32 CTAs) drifts no further than the offset of one whole CTA allows, 1 - exp(-(0.6375 x 32 /
-  // 84)^2) = 0.057274 a CTA from wave 7 on; 8192^2 x 2048 (32 waves, the last 8 CTAs) the same
-  // per CTA, so the launches' shares differ only by the weight of their first seven waves.
-  const double saturated = 1 - std::exp(-std::pow(0.6375 * 32 / 84, 2));
-  EXPECT_NEAR(saturated, 0.057274, 5e-7);
+  EXPECT_NEAR(r.gemm.out_of_step_share, 0.059488, 5e-7);
+}
+
+// Short CTAs stay in step however many waves they run: their spread, e k_t = 0.6375 x 32 = 20.4
+// k-steps, is a third of the 60-k-step barrier, an escape rate of 0.15 exp(-(60 / 20.4)^2) =
+// 2.6255e-5 a wave. 16384^2 x 2048 at 64x128 (125 waves, the last of 32 CTAs) drifts 0.0016 of
+// the way over them (ncu: 0.06), 8192^2 x 2048 (32 waves, the last of 8) 0.00039 (ncu: none).
+// Twice the k-steps (8192 x 8192 x 4096: e k_t = 40.8) escape 657 times faster, 0.219 of the way
+// over 32 waves (ncu: 0.49).
+TEST(GemmModel, ShortCtasStayInStepOverManyWaves) {
+  const AnalyticalGpu gpu = h200_like();
   const AnalyticalResult wide = analyze_gemm(gpu, tiled(16384, 16384, 2048, 64, 128, 4));
   ASSERT_EQ(wide.waves, 125);
-  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.055001, 5e-7);
-  EXPECT_LT(wide.gemm.out_of_step_share, saturated);
+  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.00161456, 5e-9);
   const AnalyticalResult square = analyze_gemm(gpu, tiled(8192, 8192, 2048, 64, 128, 4));
   ASSERT_EQ(square.waves, 32);
-  EXPECT_NEAR(square.gemm.out_of_step_share, 0.048182, 5e-7);
+  EXPECT_NEAR(square.gemm.out_of_step_share, 0.000394136, 5e-10);
+  const double h32 = 0.15 * std::exp(-std::pow(60 / (0.6375 * 32), 2));
+  const double h64 = 0.15 * std::exp(-std::pow(60 / (0.6375 * 64), 2));
+  EXPECT_NEAR(h32, 2.6255e-5, 5e-9);
+  EXPECT_NEAR(h64 / h32, 657, 1);
+  EXPECT_NEAR(analyze_gemm(gpu, tiled(8192, 8192, 4096, 64, 128, 4)).gemm.out_of_step_share, 0.218989, 5e-7);
 }
 
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
