@@ -87,7 +87,15 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "work tiles to CTAs: none (a CTA per tile), static (persistent, CTA c takes tiles c, "
           "c + ctas, ...), dynamic (persistent, the next tile to the CTA with the least work); "
-          "auto: fa3 none, cudnn static (dynamic when causal, as FA3's schedulers)");
+          "auto: fa3 none, cudnn dynamic (its atomic tile counter)");
+  schema.string("tile_order")
+      .def("auto")
+      .choices({"auto", "fa3", "ascending"})
+      .doc(
+          "the order the scheduler hands out work tiles: fa3 (Q tile fastest; under the causal "
+          "mask heads fastest in L2 sections, the longest Q tile first) or ascending (Q tile "
+          "fastest from the first, then head, then batch, causal or not); auto: fa3 fa3, cudnn "
+          "ascending");
   schema.integer("ctas")
       .def(0)
       .range(0, 1 << 20)
@@ -218,13 +226,24 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // x 128 x 2 = 229376 plus 3 KiB (validation/h200/attention/ncu_attention_raw.csv).
   s.stages = params.integer("stages") > 0 ? params.integer("stages") : cudnn ? 3 : 2;
 
+  // cuDNN's tile scheduler (its SASS, validation/h200/opmix/*_sass.csv.gz): every CTA takes each
+  // of its tiles from an atomic counter (ATOMG.E.ADD: 132 + 2048 executions for the 2048 tiles
+  // of attn0, 132 + 256 for the 256 of s26_attn0 and s26_attn1: one a tile and one a CTA that
+  // finds none left), causal or not; the tile index decodes as Q tile = index mod the Q tiles,
+  // then head, then batch, with the Q tile's row start = Q tile x 128 and its KV tiles up to
+  // Q tile + 1 under the mask (`(row + 255) >> 7`): Q tiles in ascending order, the short causal
+  // ones first. Without the mask the tiles are alike and the counter hands them out as the
+  // static scheduler does.
   const std::string& scheduler = params.string("scheduler");
   s.scheduler = scheduler == "none"      ? Fa3Scheduler::kNone
                 : scheduler == "static"  ? Fa3Scheduler::kStatic
                 : scheduler == "dynamic" ? Fa3Scheduler::kDynamic
                 : !cudnn                 ? Fa3Scheduler::kNone
-                : s.causal               ? Fa3Scheduler::kDynamic
-                                         : Fa3Scheduler::kStatic;
+                                         : Fa3Scheduler::kDynamic;
+  const std::string& tile_order = params.string("tile_order");
+  s.tile_order = tile_order == "ascending" || (tile_order == "auto" && cudnn)
+                     ? Fa3TileOrder::kAscending
+                     : Fa3TileOrder::kFa3;
   // ncu: cuDNN launches 132 CTAs of 384 threads on the H200's 132 SMs (ncu_attention_raw.csv).
   s.grid = params.integer("ctas") > 0 ? params.integer("ctas") : gpu.sm_count;
   const std::string& softmax = params.string("softmax");
@@ -290,6 +309,7 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          ",seqlen_k=" + std::to_string(s.seqlen_k) + ",head_dim=" + std::to_string(s.head_dim) +
          ",block_m=" + std::to_string(s.block_m) + ",block_n=" + std::to_string(s.block_n) +
          ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false") +
+         (s.tile_order == Fa3TileOrder::kAscending ? ",tile_order=ascending" : "") +
          (s.softmax == Fa3Softmax::kPipes ? ",softmax=pipes" : "") +
          (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
          (s.pingpong ? "" : ",pingpong=false") + (s.turn == Fa3Turn::kExp2 ? ",turn=exp2" : "") +
@@ -316,6 +336,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"stages", str(s.stages)},
       {"causal", s.causal ? "true" : "false"},
       {"scheduler", scheduler_name(s.scheduler)},
+      {"tile_order", s.tile_order == Fa3TileOrder::kAscending ? "ascending" : "fa3"},
       {"ctas", str(s.grid)},
       {"softmax", softmax_name(s.softmax)},
       {"intra_wg_overlap", s.intra_wg_overlap ? "true" : "false"},

@@ -140,9 +140,10 @@ bool Fa3Kernel::masked(std::int64_t m_block, std::int64_t n_block, std::uint32_t
 Fa3Kernel::Tile Fa3Kernel::tile_of(std::uint64_t cta) const {
   const auto t = static_cast<std::int64_t>(cta);
   const std::int64_t heads = shape_.heads;
-  if (!shape_.causal) {
+  if (!shape_.causal || shape_.tile_order == Fa3TileOrder::kAscending) {
     // StaticPersistentTileScheduler: Q tile fastest, then head, then batch, so the
-    // m_blocks x heads/kv_heads CTAs of one KV head are consecutive.
+    // m_blocks x heads/kv_heads CTAs of one KV head are consecutive. cuDNN's kernel decodes its
+    // tile index so with or without the mask (kAscending; docs/workloads.md).
     const std::int64_t hb = t / m_blocks_;
     return {t % m_blocks_, hb % heads, hb / heads};
   }

@@ -20,6 +20,13 @@ enum class Fa3Scheduler : std::uint8_t {
   kDynamic,  ///< persistent grid; each next tile to the CTA with the least work so far
 };
 
+/// The order in which a scheduler hands out work tiles (Fa3Kernel::tile_of).
+enum class Fa3TileOrder : std::uint8_t {
+  kFa3,        ///< FA3's: Q tile fastest; under the causal mask heads fastest in L2 sections,
+               ///< longest Q tile first (DynamicPersistentTileScheduler)
+  kAscending,  ///< Q tile fastest from the first, then head, then batch, causal or not (cuDNN)
+};
+
 /// How the softmax of a tile is charged.
 enum class Fa3Softmax : std::uint8_t {
   kBubble,  ///< one private BUBBLE from the throughputs (the paper's section VI-B)
@@ -53,6 +60,7 @@ struct Fa3Shape {
   std::int64_t scale_ops = 1;      ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
+  Fa3TileOrder tile_order = Fa3TileOrder::kFa3;
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's

@@ -811,14 +811,16 @@ TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
   EXPECT_EQ(source->cta_count(), 132u);
   auto p = params_of(*source);
   EXPECT_EQ(p["tiles"], std::to_string(32 * 32));
-  EXPECT_EQ(p["scheduler"], "static");
+  // Its SASS takes every tile from an atomic counter, causal or not (validation/h200/opmix/).
+  EXPECT_EQ(p["scheduler"], "dynamic");
+  EXPECT_EQ(p["tile_order"], "ascending");
   EXPECT_EQ(p["softmax"], "pipes");
   EXPECT_EQ(p["block_n"], "128");
   EXPECT_EQ(p["stages"], "3");
   EXPECT_EQ(p["mask_ops"], "2");
   // (128 + 2 x 3 x 128) x 128 x 2 = 229376 bytes: ncu's 232448 less 3 KiB of barriers.
   EXPECT_EQ(p["smem_bytes"], "229376");
-  // Causal: FA3's dynamic scheduler. A tile grid smaller than the SMs launches one CTA a tile.
+  // Causal: the same. A tile grid smaller than the SMs launches one CTA a tile.
   auto causal = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
                                    {"heads", i64(4)},
                                    {"seqlen", i64(1024)},
@@ -928,6 +930,42 @@ TEST(Fa3Cudnn, DynamicSchedulerBalancesCausalWork) {
   EXPECT_EQ(tiles, (std::vector<std::uint64_t>{5, 137}));
   fixed.tiles_of_cta(131, tiles);
   EXPECT_EQ(tiles, (std::vector<std::uint64_t>{131}));
+}
+
+TEST(Fa3Cudnn, CausalTilesGoOutShortestFirstToTheFirstFreeCta) {
+  // cuDNN's tile index decodes as Q tile fastest from the first, then head (its SASS,
+  // validation/h200/opmix/), causal or not, so its counter hands the short causal tiles out
+  // first. Causal 1 head x 1024 tokens on 4 CTAs: Q tile m has m + 1 KV tiles, work m + 2.
+  // CTAs 0-3 start on tiles 0-3 (work 2, 3, 4, 5); tile 4 goes to CTA 0 (2 -> 8), 5 to CTA 1
+  // (3 -> 10), 6 to CTA 2 (4 -> 12), 7 to CTA 3 (5 -> 14).
+  Harness h;
+  h.gpu.sm_count = 4;
+  const Keys keys = {{"kernel", ParamValue{"cudnn"}},
+                     {"heads", i64(1)},
+                     {"seqlen", i64(1024)},
+                     {"causal", ParamValue{true}}};
+  auto source = h.make<Fa3Source>(keys);
+  ASSERT_EQ(source->cta_count(), 4u);
+  CtaProgram p;
+  for (std::int32_t cta = 0; cta < 4; ++cta) {
+    source->build(static_cast<std::uint64_t>(cta), p);
+    const std::vector<std::pair<std::int32_t, std::int32_t>> expected = {{cta, 0}, {cta + 4, 0}};
+    EXPECT_EQ(q_loads(p), expected) << "CTA " << cta;
+  }
+  // FA3's order on the same tiles (tile_order = fa3): the longest Q tile first, 7 on CTA 0.
+  auto fa3 = h.make<Fa3Source>(with(keys, {{"tile_order", ParamValue{"fa3"}}}));
+  fa3->build(0, p);
+  EXPECT_EQ(q_loads(p).front(), (std::pair<std::int32_t, std::int32_t>{7, 0}));
+  // Two heads: the first 8 tiles are head 0's Q tiles 0 .. 7, then head 1's.
+  h.gpu.sm_count = 16;
+  auto two = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                {"heads", i64(2)},
+                                {"seqlen", i64(1024)},
+                                {"causal", ParamValue{true}}});
+  for (std::int32_t cta = 0; cta < 16; ++cta) {
+    two->build(static_cast<std::uint64_t>(cta), p);
+    EXPECT_EQ(q_loads(p), (std::vector<std::pair<std::int32_t, std::int32_t>>{{cta % 8, cta / 8}}));
+  }
 }
 
 TEST(Fa3Cudnn, MaskedTilesAreTheDiagonalAndSeqlenEnd) {
