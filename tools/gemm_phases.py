@@ -63,7 +63,7 @@ def timeline_ctas(events):
             by_slot[(e["pid"], e["tid"])].append(e)
     ctas = []
     for spans in by_slot.values():
-        spans.sort(key=lambda e: (e["ts"], e["name"] != "exit"))
+        spans.sort(key=lambda e: (e["ts"], e["name"] == "exit"))  # exit last in its cycle
         current, wgmmas_seen = [], False
         for e in spans:
             name = e["name"]
