@@ -1,5 +1,8 @@
 #include "fa3_config.h"
 
+#include <algorithm>
+#include <sstream>
+
 #include "simfa/error.h"
 
 namespace simfa::fa3 {
@@ -27,6 +30,12 @@ const char* scheduler_name(Fa3Scheduler s) {
 
 const char* softmax_name(Fa3Softmax s) {
   return s == Fa3Softmax::kPipes ? "pipes" : "bubble";
+}
+
+std::string real_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
 }
 
 std::string kib(std::int64_t bytes) {
@@ -126,6 +135,30 @@ void describe_fa3_keys(Schema& schema) {
           "what a consumer's ping-pong turn holds: gemms (FA3's warp_scheduler_barrier around S "
           "and P V's issue, with intra_wg_overlap) or exp2 (the softmax's exp2s, softmax = "
           "pipes only); auto: fa3 gemms, cudnn exp2 (gemms with softmax = bubble)");
+  schema.string("op_counts")
+      .def("auto")
+      .choices({"auto", "fa3", "cudnn"})
+      .doc(
+          "softmax pipes: the work the phases charge: fa3 (an op a score, a row's rescale factor "
+          "once) or cudnn (as cuDNN's SASS executes it, validation/h200/opmix/: the factor on each "
+          "of a row's 4 threads, the max's combines after its shuffles, the -inf guards, the "
+          "loop's integer work beside the GEMMs); auto: the kernel's");
+  schema.string("o_rescale")
+      .def("auto")
+      .choices({"auto", "after_pv", "with_exp"})
+      .doc(
+          "softmax pipes: where O is rescaled and the row summed: after_pv (FA3's softmax.hpp: "
+          "the row sum and P's conversion a phase after the exp2s, O x scale after the next P "
+          "V) or with_exp (cuDNN's SASS: all three interleaved with the exp2s in one phase before "
+          "P V, the loop's integer work charged beside the GEMMs); auto: fa3 after_pv, cudnn "
+          "with_exp");
+  schema.real("exp_step_per_cycle")
+      .def(-1)
+      .range(-1, 1024)
+      .unit("scores/cycle")
+      .doc(
+          "softmax pipes: the most scores a cycle one consumer's exp phase reaches alone (its "
+          "dependent chain: a latency floor of scores / this); 0 or -1: none");
   schema.integer("mask_ops")
       .def(-1)
       .range(-1, 64)
@@ -269,6 +302,11 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // FMUL 1.55 and FADD 2.03 a score at D = 64, FFMA 0.03).
   s.scale_ops = params.integer("scale_ops") >= 0 ? params.integer("scale_ops") : cudnn ? 2 : 1;
   s.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
+  const std::string& o_rescale = params.string("o_rescale");
+  s.o_rescale = o_rescale == "with_exp" ? Fa3ORescale::kWithExp : Fa3ORescale::kAfterPv;
+  s.exp_step_per_cycle = std::max(0.0, params.real("exp_step_per_cycle"));
+  const std::string& op_counts = params.string("op_counts");
+  s.sass_counts = op_counts == "cudnn" || (op_counts == "auto" && cudnn);
   s.producer_issue_cycles = params.integer("producer_issue_cycles");
 
   Fa3Throughputs u;
@@ -285,10 +323,10 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
                               kib(gpu.smem_per_sm_bytes));
   if (kernel.persistent()) {
     // Every persistent CTA is resident from the start, so the programs of all tiles are in
-    // memory at once: per KV step each consumer's WGMMAs and about 10 other instructions, and
+    // memory at once: per KV step each consumer's WGMMAs and about 16 other instructions, and
     // the producer's 4.
     const std::uint64_t per_step =
-        kernel.consumers() * (kernel.qk_wgmmas() + kernel.pv_wgmmas() + 10) + 4;
+        kernel.consumers() * (kernel.qk_wgmmas() + kernel.pv_wgmmas() + 16) + 4;
     const std::uint64_t instructions = kernel.kv_steps() * per_step;
     if (instructions > kMaxPersistentInstructions)
       params.fail("scheduler",
@@ -315,6 +353,10 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          (s.pingpong ? "" : ",pingpong=false") + (s.turn == Fa3Turn::kExp2 ? ",turn=exp2" : "") +
          (s.mask_ops != 0 ? ",mask_ops=" + std::to_string(s.mask_ops) : "") +
          (s.scale_ops != 1 ? ",scale_ops=" + std::to_string(s.scale_ops) : "") +
+         (s.sass_counts ? ",op_counts=cudnn" : "") +
+         (s.o_rescale == Fa3ORescale::kWithExp ? ",o_rescale=with_exp" : "") +
+         (s.exp_step_per_cycle != 0 ? ",exp_step_per_cycle=" + real_text(s.exp_step_per_cycle)
+                                    : "") +
          (s.producer_issue_cycles != 0
               ? ",producer_issue_cycles=" + std::to_string(s.producer_issue_cycles)
               : "");
@@ -344,6 +386,9 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"turn", s.turn == Fa3Turn::kExp2 ? "exp2" : "gemms"},
       {"mask_ops", str(s.mask_ops)},
       {"scale_ops", str(s.scale_ops)},
+      {"o_rescale", s.o_rescale == Fa3ORescale::kWithExp ? "with_exp" : "after_pv"},
+      {"exp_step_per_cycle", real_text(s.exp_step_per_cycle)},
+      {"op_counts", s.sass_counts ? "cudnn" : "fa3"},
       {"producer_issue_cycles", str(s.producer_issue_cycles)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},

@@ -232,22 +232,62 @@ std::vector<Fa3Kernel::Phase> Fa3Kernel::softmax_phases(bool is_masked) const {
     mask.work.alu = static_cast<std::uint64_t>(shape_.mask_ops) * scores;
     phases.push_back(mask);
   }
+  const auto threads = std::uint64_t{kThreadsPerWarpGroup};
   Phase max;  // FMNMX over the row, then two shuffles across its 4 threads
   max.latency = static_cast<std::uint32_t>(
       std::ceil(shape_.reduce_cycles_per_element * static_cast<double>(shape_.block_n) / 4));
   max.work.alu = scores;
-  phases.push_back(max);
   Phase exp;  // exp2(S x scale - max x scale): an FFMA (or FMUL and FADD: scale_ops) and a
               // MUFU.EX2 a score; the rescale factor exp2((max_old - max) x scale) one MUFU a row
   exp.work.fp32 = static_cast<std::uint64_t>(shape_.scale_ops) * scores + rows;
   exp.work.sfu = scores + rows;
   exp.exp2 = true;
-  phases.push_back(exp);
   Phase sum;  // the per-thread row sum (FADD) and P to FP16 (F2FP packs two)
   sum.work.fp32 = scores;
   sum.work.alu = scores / 2;
+  if (shape_.sass_counts) {
+    // cuDNN's consumer loop as its SASS executes it (validation/h200/opmix/attn0_sass.csv.gz,
+    // D = 64, and attn1, D = 128: warp instructions per consumer and KV step; the same at 1024
+    // tokens, s26_attn1, and under the mask, attn2). Each thread holds 2 rows of S.
+    // FMNMX: 272 at block_n 128, the thread's scores and then 2 a row after the two SHFL.BFLY
+    // and 1 against the old max (8192 + 4 x 128); FSETP, the new max's -inf test, 2 a thread;
+    // the loop's integer work, 32 at both head dims (ISETP, SEL, IADD3, LOP3, IMAD).
+    max.work.alu = scores + 4 * threads + 2 * threads + 8 * threads;
+    // The rescale factor: each of a row's 4 threads computes it (FMUL and FADD 16, MUFU.EX2 8:
+    // 4 and 2 a thread, not one a row).
+    exp.work.fp32 = static_cast<std::uint64_t>(shape_.scale_ops) * scores + 4 * threads;
+    exp.work.sfu = scores + 2 * threads;
+    sum.work.alu = scores / 2 + 2 * threads;  // F2FP 128, FSEL of the -inf guard 2 a thread
+  }
+  if (shape_.exp_step_per_cycle > 0)
+    exp.latency = static_cast<std::uint32_t>(
+        std::ceil(static_cast<double>(scores) / shape_.exp_step_per_cycle));
+  phases.push_back(max);
+  if (shape_.o_rescale == Fa3ORescale::kWithExp) {
+    // cuDNN's SASS: its turn (BAR.SYNC ... BAR.ARV) holds the row sum, P's F2FP and O x the
+    // factor (FMUL, 64 x head_dim) with the exp2s, before P V (1000 FP32, 248 MUFU.EX2 and 120
+    // F2FP a consumer at D = 128).
+    exp.work.fp32 += sum.work.fp32 + static_cast<std::uint64_t>(kRowsPerConsumer * shape_.head_dim);
+    exp.work.alu += sum.work.alu;
+    phases.push_back(exp);
+    return phases;
+  }
+  phases.push_back(exp);
   phases.push_back(sum);
   return phases;
+}
+
+Fa3Kernel::Phase Fa3Kernel::gemm_issue_phase(bool qk) const {
+  Phase p;
+  if (!shape_.sass_counts) return p;
+  // cuDNN's SASS (as softmax_phases): the integer work of a consumer beside its HGMMAs and the K
+  // or V mbarrier wait (IADD3, LOP3, ISETP, SEL, MOV, VIADD, IMAD), per consumer and KV step:
+  // S 44 at D = 64 (4 HGMMAs a warp), 72 at D = 128 (8): 16 and 7 an HGMMA of the consumer;
+  // P V 36 and 24 (8 HGMMAs a warp at both): 30. The uniform datapath's descriptor arithmetic
+  // (UMOV, UIADD3, R2UR: 224 and 304), branches and barriers (44) take issue slots only, which
+  // no pipe of the model serves: not charged.
+  p.work.alu = qk ? 32 * (16 + 7 * std::uint64_t{qk_wgmmas()}) : 32 * 30;
+  return p;
 }
 
 Fa3Kernel::Phase Fa3Kernel::rescale_phase() const {

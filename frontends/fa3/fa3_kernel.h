@@ -27,6 +27,14 @@ enum class Fa3TileOrder : std::uint8_t {
   kAscending,  ///< Q tile fastest from the first, then head, then batch, causal or not (cuDNN)
 };
 
+/// Where a consumer's softmax rescales O and sums its row (softmax kPipes).
+enum class Fa3ORescale : std::uint8_t {
+  kAfterPv,  ///< FA3's softmax.hpp: row sum and P's conversion after the exp2s, O x scale after
+             ///< the next P V (rescale_o)
+  kWithExp,  ///< cuDNN's SASS: O x scale, the row sum and P's conversion interleaved with the
+             ///< exp2s, one phase before P V, every KV step
+};
+
 /// How the softmax of a tile is charged.
 enum class Fa3Softmax : std::uint8_t {
   kBubble,  ///< one private BUBBLE from the throughputs (the paper's section VI-B)
@@ -61,6 +69,9 @@ struct Fa3Shape {
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
   Fa3TileOrder tile_order = Fa3TileOrder::kFa3;
+  Fa3ORescale o_rescale = Fa3ORescale::kAfterPv;
+  double exp_step_per_cycle = 0;  ///< scores a cycle one consumer's exp2 step reaches; 0: no floor
+  bool sass_counts = false;       ///< charge the work cuDNN's SASS executes (kernel cudnn)
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's
@@ -171,6 +182,9 @@ class Fa3Kernel {
     bool exp2 = false;  ///< the exp2 phase: a consumer's turn with Fa3Turn::kExp2
   };
   std::vector<Phase> softmax_phases(bool masked) const;
+  /// Integer work a consumer issues with a GEMM (descriptors, mbarrier phases, the loop's
+  /// counters), beside the GEMM's execution; kWithExp only (empty work otherwise).
+  Phase gemm_issue_phase(bool qk) const;
   /// O x scores_scale after P V (FA3's rescale_o), kPipes.
   Phase rescale_phase() const;
   /// O / rowsum and its conversion, kPipes.

@@ -177,13 +177,18 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
       fail(r, tile_text(r) + " uses the producer's " + (k ? "K" : "V") + " load " +
                   std::to_string(i - first + 1) + ", which is of tile " + std::to_string(tiles[i]));
   };
-  auto gemm = [&](std::uint32_t count, std::int64_t n) {
+  auto gemm = [&](bool qk, std::uint32_t count, std::int64_t n) {
     for (std::uint32_t i = 0; i < count; ++i)
       code.push_back(Instruction::wgmma(static_cast<std::uint16_t>(kRowsPerConsumer),
                                         static_cast<std::uint16_t>(n),
                                         static_cast<std::uint16_t>(kWgmmaK), gid));
     code.push_back(Instruction::wgmma_commit(gid));
     ++gid;
+    // The integer work issued with the GEMM runs beside its execution.
+    if (pipes) {
+      const Fa3Kernel::Phase issue = kernel_.gemm_issue_phase(qk);
+      if (issue.work != ComputeWork{}) compute(issue, code, out);
+    }
   };
 
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -215,7 +220,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
         // Every consumer waits on the K mbarrier in the model (its phase count must advance);
         // where the log has no wait, the data is in by the time the turn comes.
         if (!k_waited) code.push_back(Instruction::mb_wait(kernel_.k_stage(k_used)));
-        gemm(kernel_.qk_wgmmas(), kernel_.shape().block_n);
+        gemm(true, kernel_.qk_wgmmas(), kernel_.shape().block_n);
         outstanding.push_back({true, k_used++});
         k_waited = false;
         in_turn = turn;
@@ -224,7 +229,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
       case Fa3Event::kGemmPvIssue:
         check_tile(r, false, v_used);
         if (!v_waited) code.push_back(Instruction::mb_wait(kernel_.v_stage(v_used)));
-        gemm(kernel_.pv_wgmmas(), kernel_.shape().head_dim);
+        gemm(false, kernel_.pv_wgmmas(), kernel_.shape().head_dim);
         outstanding.push_back({false, v_used++});
         v_waited = false;
         if (in_turn)
@@ -267,9 +272,10 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
                   Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
           }
           // S's scale reaches O after the P V it overlaps (IntraWGOverlap); the first S of a tile
-          // has no O to rescale.
+          // has no O to rescale. With o_rescale = with_exp the exp phase holds it.
           rescale = !outstanding.empty() || !kernel_.shape().intra_wg_overlap;
           if (!kernel_.shape().intra_wg_overlap && k_index == k_first) rescale = false;
+          if (kernel_.shape().o_rescale == Fa3ORescale::kWithExp) rescale = false;
         }
         break;
       }

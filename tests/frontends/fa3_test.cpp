@@ -1019,6 +1019,97 @@ TEST(Fa3Cudnn, SoftmaxPhasesCountTheOpsOfA64x128Tile) {
   EXPECT_EQ(apart.softmax_phases(false)[1].work, (ComputeWork{2 * 8192 + 64, 0, 8192 + 64}));
 }
 
+TEST(Fa3Cudnn, SoftmaxPhasesChargeWhatCudnnsSassExecutes) {
+  // op_counts = cudnn: the work of one consumer and KV step as cuDNN's SASS executes it
+  // (validation/h200/opmix/attn1_sass.csv.gz, D = 128, 1 x 32 x 8 x 4096: warp instructions per
+  // consumer and KV step, x 32 lanes; 64 x 128 = 8192 scores, 128 threads of 2 rows each).
+  Fa3Shape shape{1, 1, 1, 1024, 1024, 128, 128, 128, 3, false};
+  shape.softmax = Fa3Softmax::kPipes;
+  shape.scale_ops = 2;
+  shape.sass_counts = true;
+  shape.exp_step_per_cycle = 14.84;
+  const Fa3Kernel k(shape, Fa3Throughputs{});
+  const auto phases = k.softmax_phases(false);
+  ASSERT_EQ(phases.size(), 3u);
+  // Row max: FMNMX 272 = (8192 + 4 x 128) / 32, FSETP 8 (2 a thread), integer 32 (8 a thread).
+  EXPECT_EQ(phases[0].work, (ComputeWork{0, 8192 + 512 + 256 + 1024, 0}));
+  EXPECT_EQ(phases[0].latency, 320u);
+  // exp2: FMUL and FADD a score, the rescale factor on each of a row's 4 threads (FMUL and FADD
+  // 16 = 4 a thread, MUFU.EX2 8 = 2 a thread); its floor: 8192 / 14.84 scores a cycle.
+  EXPECT_EQ(phases[1].work, (ComputeWork{2 * 8192 + 512, 0, 8192 + 256}));
+  EXPECT_EQ(phases[1].latency, 553u);
+  EXPECT_TRUE(phases[1].exp2);
+  // Row sum (FADD), P to FP16 (F2FP 128) and the FSEL guard (2 a thread).
+  EXPECT_EQ(phases[2].work, (ComputeWork{8192, 4096 + 256, 0}));
+  // Beside the GEMMs: 72 integer instructions with S (16 + 7 x its 8 HGMMAs), 30 with P V.
+  EXPECT_EQ(k.gemm_issue_phase(true).work, (ComputeWork{0, 72 * 32, 0}));
+  EXPECT_EQ(k.gemm_issue_phase(false).work, (ComputeWork{0, 30 * 32, 0}));
+  // In all, FP32 3 x 8192 + 512 + O's rescale 8192 = 33280 (the SASS: FADD, FMUL, FFMA 1048 x
+  // 32 = 33536); SFU 8448 (264 x 32); ALU 9984 + 4352 + 3264 = 17600 (FMNMX 272, F2FP 128,
+  // FSETP and FSEL 16, integer and IMAD 132: 548 x 32 = 17536).
+  std::uint64_t fp32 = k.rescale_phase().work.fp32, sfu = 0, alu = 0;
+  for (const auto& p : phases) {
+    fp32 += p.work.fp32;
+    sfu += p.work.sfu;
+    alu += p.work.alu;
+  }
+  alu += k.gemm_issue_phase(true).work.alu + k.gemm_issue_phase(false).work.alu;
+  EXPECT_EQ(fp32, 33280u);
+  EXPECT_EQ(sfu, 8448u);
+  EXPECT_EQ(alu, 17600u);
+  // D = 64 (attn0): S's integer work 16 + 7 x 4 HGMMAs = 44, the SASS's 44.
+  shape.head_dim = 64;
+  EXPECT_EQ(Fa3Kernel(shape, Fa3Throughputs{}).gemm_issue_phase(true).work.alu, 44u * 32);
+  // o_rescale = with_exp: the SASS's turn, the row sum, P's F2FP and O x the factor with the
+  // exp2s (1000 FP32, 248 + 8 MUFU, 120 + 8 F2FP a consumer at D = 128), no phase after.
+  shape.head_dim = 128;
+  shape.o_rescale = Fa3ORescale::kWithExp;
+  const auto turn = Fa3Kernel(shape, Fa3Throughputs{}).softmax_phases(false);
+  ASSERT_EQ(turn.size(), 2u);
+  EXPECT_EQ(turn[1].work, (ComputeWork{2 * 8192 + 512 + 8192 + 8192, 4096 + 256, 8192 + 256}));
+  // op_counts = fa3 (the shape's default) keeps the rows' factors once a row and no guards.
+  shape.sass_counts = false;
+  shape.o_rescale = Fa3ORescale::kAfterPv;
+  const Fa3Kernel fa3(shape, Fa3Throughputs{});
+  EXPECT_EQ(fa3.softmax_phases(false)[1].work, (ComputeWork{2 * 8192 + 64, 0, 8192 + 64}));
+  EXPECT_EQ(fa3.gemm_issue_phase(true).work, ComputeWork{});
+}
+
+TEST(Fa3Cudnn, IntegerWorkRunsBesideEachGemm) {
+  // kernel = cudnn: each consumer's S and P V are followed, after their commit and before their
+  // wait, by the integer work issued with them; fa3 with softmax = pipes has none.
+  Harness h;
+  h.gpu.sm_count = 1;
+  auto source =
+      h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}});
+  auto params = params_of(*source);
+  EXPECT_EQ(params["op_counts"], "cudnn");
+  EXPECT_EQ(params["o_rescale"], "after_pv");
+  EXPECT_EQ(params["exp_step_per_cycle"], "0");
+  CtaProgram p;
+  source->build(0, p);
+  const std::vector<Instruction>& code = p.warpgroups[1].code;
+  std::uint32_t commits = 0;
+  for (std::size_t k = 0; k + 2 < code.size(); ++k) {
+    if (code[k].op != Opcode::kWgmmaCommit) continue;
+    ++commits;
+    ASSERT_TRUE(code[k + 1].is_compute());
+    const ComputeWork& w = p.work[code[k + 1].y];
+    EXPECT_TRUE(w == (ComputeWork{0, 72 * 32, 0}) || w == (ComputeWork{0, 30 * 32, 0}));
+    EXPECT_EQ(code[k + 2].op, Opcode::kWgmmaWait);
+  }
+  EXPECT_EQ(commits, 2u * 4 * 4);  // S and P V, 4 Q tiles x 4 KV tiles
+  auto fa3 = h.make<Fa3Source>(
+      {{"softmax", ParamValue{"pipes"}}, {"heads", i64(1)}, {"seqlen", i64(512)}});
+  EXPECT_EQ(params_of(*fa3)["op_counts"], "fa3");
+  EXPECT_EQ(params_of(*fa3)["exp_step_per_cycle"], "0");
+  fa3->build(0, p);
+  for (std::size_t k = 0; k + 1 < p.warpgroups[1].code.size(); ++k)
+    if (p.warpgroups[1].code[k].op == Opcode::kWgmmaCommit) {
+      EXPECT_FALSE(p.warpgroups[1].code[k + 1].is_compute());
+    }
+}
+
 TEST(Fa3Cudnn, KernelPresetsPickTheirScaleOps) {
   Harness h;
   const ParamValue one = i64(1), len = i64(1024);
