@@ -1,6 +1,5 @@
 #include "fa3_config.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include "simfa/error.h"
@@ -21,6 +20,8 @@ constexpr Model kModels[] = {{"llama3-8b", 32, 8}, {"llama3-70b", 64, 8}, {"llam
 // Coordinates are 32-bit: sequence lengths up to 2^30 keep every tile origin inside int32.
 constexpr double kMaxSeqlen = 1 << 30;
 constexpr double kMaxCount = 65535;
+// validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv, row ss,cudnn,1,alu.
+constexpr double kCudnnExpStepPerCycle = 14.84;
 // Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
 constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
 
@@ -158,7 +159,9 @@ void describe_fa3_keys(Schema& schema) {
       .unit("scores/cycle")
       .doc(
           "softmax pipes: the most scores a cycle one consumer's exp phase reaches alone (its "
-          "dependent chain: a latency floor of scores / this); 0 or -1: none");
+          "dependent chain: a latency floor of scores / this); 0: none; -1: the kernel's (fa3 0, "
+          "cudnn 14.84: its FMUL, FADD, MUFU.EX2, FADD a score in one WarpGroup, "
+          "validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv)");
   schema.integer("mask_ops")
       .def(-1)
       .range(-1, 64)
@@ -304,7 +307,12 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   s.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
   const std::string& o_rescale = params.string("o_rescale");
   s.o_rescale = o_rescale == "with_exp" ? Fa3ORescale::kWithExp : Fa3ORescale::kAfterPv;
-  s.exp_step_per_cycle = std::max(0.0, params.real("exp_step_per_cycle"));
+  // One WarpGroup alone running cuDNN's exp step (an FMUL, an FADD, a MUFU.EX2 and an FADD a
+  // score, tools/device/wgmma_contention.py `cudnn`) reaches 14.84 scores a cycle (14.86 in the
+  // `rs` build), not the SFU's 16: the dependent chain leaves the MUFU idle 7% of the time.
+  s.exp_step_per_cycle = params.real("exp_step_per_cycle") >= 0 ? params.real("exp_step_per_cycle")
+                         : cudnn                               ? kCudnnExpStepPerCycle
+                                                               : 0;
   const std::string& op_counts = params.string("op_counts");
   s.sass_counts = op_counts == "cudnn" || (op_counts == "auto" && cudnn);
   s.producer_issue_cycles = params.integer("producer_issue_cycles");

@@ -1085,7 +1085,7 @@ TEST(Fa3Cudnn, IntegerWorkRunsBesideEachGemm) {
   auto params = params_of(*source);
   EXPECT_EQ(params["op_counts"], "cudnn");
   EXPECT_EQ(params["o_rescale"], "after_pv");
-  EXPECT_EQ(params["exp_step_per_cycle"], "0");
+  EXPECT_EQ(params["exp_step_per_cycle"], "14.84");
   CtaProgram p;
   source->build(0, p);
   const std::vector<Instruction>& code = p.warpgroups[1].code;
