@@ -150,9 +150,9 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "softmax pipes: where O is rescaled and the row summed: after_pv (FA3's softmax.hpp: "
           "the row sum and P's conversion a phase after the exp2s, O x scale after the next P "
-          "V) or with_exp (cuDNN's SASS: all three interleaved with the exp2s in one phase before "
-          "P V, the loop's integer work charged beside the GEMMs); auto: fa3 after_pv, cudnn "
-          "with_exp");
+          "V) or with_exp (cuDNN's SASS: all three with the exp2s in one phase before P V; not "
+          "the default while the SM's arithmetic beside the tensor core is not modelled, "
+          "docs/calibration.md §17); auto: after_pv");
   schema.real("exp_step_per_cycle")
       .def(-1)
       .range(-1, 1024)
@@ -311,8 +311,8 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // score, tools/device/wgmma_contention.py `cudnn`) reaches 14.84 scores a cycle (14.86 in the
   // `rs` build), not the SFU's 16: the dependent chain leaves the MUFU idle 7% of the time.
   s.exp_step_per_cycle = params.real("exp_step_per_cycle") >= 0 ? params.real("exp_step_per_cycle")
-                         : cudnn                               ? kCudnnExpStepPerCycle
-                                                               : 0;
+                         : cudnn                                ? kCudnnExpStepPerCycle
+                                                                : 0;
   const std::string& op_counts = params.string("op_counts");
   s.sass_counts = op_counts == "cudnn" || (op_counts == "auto" && cudnn);
   s.producer_issue_cycles = params.integer("producer_issue_cycles");
