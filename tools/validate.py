@@ -846,6 +846,53 @@ def build_tma_stride(ctx, fast):
     return points, []
 
 
+# tma_loaded: the modes' defines of examples/microbench/tma_loaded.trace (CB, BS, W; BS = None:
+# CTAS), and the (mode, ctas, stages) of the fast subset: one SM and a full GPU, one box in flight
+# and a GEMM's few
+TMA_LOADED_MODES = {"own": (1, None, 64), "own_warm": (1, 0, 4), "same": (0, 1, 64)}
+TMA_LOADED_FAST = {("own", 1, 1), ("own", 132, 2), ("own", 264, 2), ("own_warm", 132, 2),
+                   ("same", 264, 2)}
+
+
+def build_tma_loaded(ctx, fast):
+    """tma_loaded.csv: 1 to 264 CTAs each streaming 128-row boxes of rows 8 KiB apart through 1 to
+    8 stages, from DRAM (`own`) or the L2 (`own_warm`, `same`); SM cycles a box = a CTA's span /
+    128 boxes (median over CTAs), against examples/microbench/tma_loaded.trace's kernel.cycles /
+    128, the warm modes by difference of two passes and one (the device's warm-up launch)."""
+    rows = read_csv(H200 / "tma_loaded.csv", required=("mode", "ctas", "stages", "boxes",
+                                                       "box_cycles_med", "sm_mhz"))
+    points = []
+    for row in rows:
+        mode, ctas, stages, boxes = row.text("mode"), row.int("ctas"), row.int("stages"), row.int("boxes")
+        if mode not in TMA_LOADED_MODES:
+            raise ValidationError(f"{row.where}: unknown mode '{mode}' (known: "
+                                  f"{', '.join(TMA_LOADED_MODES)})")
+        if fast and (mode, ctas, stages) not in TMA_LOADED_FAST:
+            continue
+        if ctas > 132 and stages * 16 + 1 > 113:
+            continue  # two CTAs of this ring do not fit an SM: the device ran two waves
+        cb, bs, w = TMA_LOADED_MODES[mode]
+        defines = f"CTAS={ctas} STAGES={stages} CB={cb} BS={ctas if bs is None else bs} W={w} PASS={boxes}"
+        clock = row.num("sm_mhz")
+        # ~10 s for 264 CTAs of 128 boxes (Release, session 29), in proportion to the boxes
+        cost = 10.0 * ctas * boxes / (264 * 128)
+        if mode == "own":
+            sims = (Sim(trace_workload("tma_loaded.trace", defines + " PASSES=1"), clock, cost),)
+
+            def predict(s, boxes=boxes):
+                return s[0]["kernel"]["cycles"] / boxes, "kernel.cycles / boxes"
+        else:
+            sims = tuple(Sim(trace_workload("tma_loaded.trace", defines + f" PASSES={n}"), clock, cost * n)
+                         for n in (2, 1))
+
+            def predict(s, boxes=boxes):
+                return ((s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / boxes,
+                        "kernel.cycles difference / boxes")
+        label = f"{mode}, {ctas} CTA{'s' if ctas > 1 else ''}, {stages} stage{'s' if stages > 1 else ''}"
+        points.append(Point("box", label, row.where, clock, row.num("box_cycles_med"), sims, predict))
+    return points, []
+
+
 # tma_edge: (TENSOR_ROWS, BOX_ROWS, ROW0, CTAS, STAGES) of the fast subset: the box half past the
 # edge and the box wholly past it, 132 SMs at 4 stages (the hot spot), and one inside box
 TMA_EDGE_FAST = {(128, 256, 0, 132, 4), (128, 128, 128, 132, 4), (256, 256, 0, 132, 4)}
@@ -1237,12 +1284,19 @@ SUITES = {s.name: s for s in [
           ["dram_stride.csv"],
           {"bandwidth": Metric("GB/s", "GBps (CUDA-event median of 6 launches)", fmt="{:.0f}")},
           build_tma_stride),
+    Suite("tma_loaded", "128-row boxes streamed by 1 to 264 CTAs through 1 to 8 stages, from DRAM, "
+          "from the L2 and all SMs the same lines, validation/h200/tma_loaded.csv "
+          "(examples/microbench/tma_loaded.trace)",
+          ["tma_loaded.csv"],
+          {"box": Metric("cycles", "box_cycles_med (a CTA's span / 128 boxes, median of 5 launches)",
+                         fmt="{:.0f}")},
+          build_tma_loaded),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride",
+ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
                                "compute_micro", "lrc_merge"]}
 
 
