@@ -62,6 +62,16 @@ static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) 
       "r"(parity)
       : "memory");
 }
+/// Initialises `stages` mbarriers of arrival count 1 and makes them visible to the TMA unit.
+static __device__ __forceinline__ void ring_init(u64* bars, int stages) {
+  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+/// The first 1024-byte boundary at or after `p` (the 128 B swizzle's alignment).
+static __device__ __forceinline__ uint8_t* align_1k(uint8_t* p) {
+  return (uint8_t*)(((uintptr_t)p + 1023) & ~(uintptr_t)1023);
+}
 /// A bulk copy of `bytes` from global `src` to shared `dst`, completing on mbarrier `bar`.
 static __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes,
                                                 uint32_t bar) {

@@ -41,10 +41,8 @@ __global__ void stream(const __grid_constant__ CUtensorMap map, const uint8_t* s
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) u64 bars[kMaxStages];
   if (threadIdx.x != 0) return;
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  uint8_t* smem = align_1k(smem_raw);
+  ring_init(bars, stages);
   const uint32_t n_ops = (uint32_t)(kRegion / op_bytes) / group;  // stage fills
   const uint32_t box_rows = op_bytes / 128, bands = kCols / 64;
   uint32_t parity = 0;

@@ -47,10 +47,8 @@ __global__ void panels(const __grid_constant__ CUtensorMap map, int mode, int st
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) u64 bars[kMaxStages];
   if (threadIdx.x != 0) return;
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-  for (int s = 0; s < stages; s++) mbar_init(smem_u32(&bars[s]), 1);
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  uint8_t* smem = align_1k(smem_raw);
+  ring_init(bars, stages);
   u64* o = out + (u64)blockIdx.x * kSlotsPerCta;
   const int cols = (int)(kPitch / 128), ctas = (int)gridDim.x;
   uint32_t parity = 0;
