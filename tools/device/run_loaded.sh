@@ -5,7 +5,9 @@
 #
 #   tma_loaded.cu  1 to 264 CTAs each streaming its own 128-row panels through 1-8 stages, cold
 #   loop_costs.cu  bar.sync, try-wait, expect-tx, TMA issue and the 64x128 loop without WGMMAs
-# Writes $OUT/r/{env.txt,tma_loaded.csv,loop_costs.csv,smi_samples.csv}, packed as
+#   tma_issue.cu   how long a copy's issue holds its thread: alone, behind a 256-row copy, in a
+#                  train, after a ring's wait, by the copy's rows
+# Writes $OUT/r/{env.txt,tma_loaded.csv,loop_costs.csv,tma_issue.csv,smi_samples.csv}, packed as
 # $OUT/results.tgz. Only reads clocks; never changes a GPU setting.
 set -u
 OUT=${OUT:-/tmp/simfa_out}
@@ -25,6 +27,8 @@ $NV -o /tmp/tma_loaded "$HERE/tma_loaded.cu" -lcuda && timeout 120 /tmp/tma_load
 echo "tma_loaded rc=$?"
 $NV -o /tmp/loop_costs "$HERE/loop_costs.cu" -lcuda && timeout 120 /tmp/loop_costs "$R/loop_costs.csv"
 echo "loop_costs rc=$?"
+$NV -o /tmp/tma_issue "$HERE/tma_issue.cu" -lcuda && timeout 120 /tmp/tma_issue "$R/tma_issue.csv"
+echo "tma_issue rc=$?"
 kill $SMI_PID 2>/dev/null
-cat "$R/tma_loaded.csv" "$R/loop_costs.csv"
+cat "$R/tma_loaded.csv" "$R/loop_costs.csv" "$R/tma_issue.csv"
 tar -C "$OUT" -czf "$OUT/results.tgz" r
