@@ -849,6 +849,7 @@ def build_tma_stride(ctx, fast):
 # tma_loaded: the modes' defines of examples/microbench/tma_loaded.trace (CB, BS, W; BS = None:
 # CTAS), and the (mode, ctas, stages) of the fast subset: one SM and a full GPU, one box in flight
 # and a GEMM's few
+H200_SMEM_PER_SM_KIB = 228  # env.txt: sharedMemPerMultiprocessor = 233472
 TMA_LOADED_MODES = {"own": (1, None, 64), "own_warm": (1, 0, 4), "same": (0, 1, 64)}
 TMA_LOADED_FAST = {("own", 1, 1), ("own", 132, 2), ("own", 264, 2), ("own_warm", 132, 2),
                    ("same", 264, 2)}
@@ -869,8 +870,9 @@ def build_tma_loaded(ctx, fast):
                                   f"{', '.join(TMA_LOADED_MODES)})")
         if fast and (mode, ctas, stages) not in TMA_LOADED_FAST:
             continue
-        if ctas > 132 and stages * 16 + 1 > 113:
-            continue  # two CTAs of this ring do not fit an SM: the device ran two waves
+        if ctas > 132 and 2 * (stages * 16 + 1 + 1) > H200_SMEM_PER_SM_KIB:
+            continue  # two CTAs of this ring (and 1 KiB each the driver keeps) do not fit an SM:
+            # the device ran two waves, which the row's per-CTA figure does not show
         cb, bs, w = TMA_LOADED_MODES[mode]
         defines = f"CTAS={ctas} STAGES={stages} CB={cb} BS={ctas if bs is None else bs} W={w} PASS={boxes}"
         clock = row.num("sm_mhz")
