@@ -26,6 +26,9 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
   tma_edge       tma_load.csv (edge rows) -> examples/microbench/tma_edge.trace -> cycles per box
   tma_bandwidth  bandwidth.csv (TMA rows) -> tma_bulk_stream.trace, tma_2d_stream.trace -> GB/s
+  tma_stride     dram_stride.csv (`bw panel` rows) -> tma_panel_stream.trace -> GB/s
+  tma_loaded     tma_loaded.csv -> tma_loaded.trace (warm modes by difference of two passes and
+                 one) -> cycles per box
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
 
