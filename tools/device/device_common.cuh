@@ -91,6 +91,22 @@ static __device__ __forceinline__ void tma2d_g2s(uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+/// The tensor map of a rows x cols fp16 matrix at `base` (rows cols x 2 bytes apart) read as
+/// boxes of 64 columns (128 B, the 128 B swizzle's width) x `box_rows`, as Triton's GEMM operands.
+static inline CUtensorMap fp16_box_map(void* base, uint32_t cols, uint64_t rows,
+                                       uint32_t box_rows) {
+  CUtensorMap map;
+  cuuint64_t gdim[2] = {cols, rows};
+  cuuint64_t gstride[1] = {(cuuint64_t)cols * 2};
+  cuuint32_t box[2] = {64, box_rows};
+  cuuint32_t estr[2] = {1, 1};
+  CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, gdim, gstride, box,
+                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
 /// Reads n int4 of `a` through the L2 (ld.global.cg), leaving them there; `sink` keeps the reads.
 __global__ void touch(const int4* a, u64 n, int* sink) {
   int acc = 0;

@@ -158,18 +158,6 @@ __global__ void costs(const __grid_constant__ CUtensorMap map_a,
   }
 }
 
-CUtensorMap box_map(void* base, uint32_t box_rows) {
-  CUtensorMap map;
-  cuuint64_t gdim[2] = {kCols, kRows};
-  cuuint64_t gstride[1] = {kCols * 2};
-  cuuint32_t box[2] = {64, box_rows};
-  cuuint32_t estr[2] = {1, 1};
-  CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, gdim, gstride, box,
-                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: loop_costs OUT.csv\n");
@@ -184,7 +172,8 @@ int main(int argc, char** argv) {
   CK(cudaMemset(a, 1, bytes));
   CK(cudaMalloc(&sink, 4));
   CK(cudaMalloc(&out, 3 * sizeof(u64)));
-  const CUtensorMap map_a = box_map(a, 64), map_b = box_map(a, 128);
+  const CUtensorMap map_a = fp16_box_map(a, kCols, kRows, 64);
+  const CUtensorMap map_b = fp16_box_map(a, kCols, kRows, 128);
   const int smem_bytes = 200 * 1024;
   CK(cudaFuncSetAttribute(costs, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   FILE* f = fopen(argv[1], "w");

@@ -91,19 +91,6 @@ __global__ void issue(const __grid_constant__ CUtensorMap map,
     for (int s = 0; s < 2; s++) mbar_wait(s ? b1 : b0, (parity >> s) & 1u);
 }
 
-CUtensorMap box_map(void* base, uint32_t box_rows) {
-  CUtensorMap map;
-  cuuint64_t gdim[2] = {kCols, kRows};
-  cuuint64_t gstride[1] = {kCols * 2};
-  cuuint32_t box[2] = {64, box_rows};
-  cuuint32_t estr[2] = {1, 1};
-  CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, gdim, gstride, box,
-                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: tma_issue OUT.csv\n");
@@ -120,7 +107,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, kTimed * sizeof(u64)));
   const int smem_bytes = 200 * 1024;
   CK(cudaFuncSetAttribute(issue, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-  const CUtensorMap big = box_map(a, 256);
+  const CUtensorMap big = fp16_box_map(a, kCols, kRows, 256);
   FILE* f = fopen(argv[1], "w");
   if (!f) {
     perror(argv[1]);
@@ -130,7 +117,7 @@ int main(int argc, char** argv) {
   for (int test : {(int)kAlone, (int)kBehind, (int)kTrain, (int)kAfterWait})
     for (uint32_t rows : {8u, 32u, 64u, 128u, 256u}) {
       if (test == kTrain && rows > 128) continue;  // 8 x 32 KiB would not fit
-      const CUtensorMap map = box_map(a, rows);
+      const CUtensorMap map = fp16_box_map(a, kCols, kRows, rows);
       std::vector<double> cycles;
       for (int rep = 0; rep < 8; rep++) {
         touch<<<132, 256>>>((const int4*)a, bytes / 16, sink);

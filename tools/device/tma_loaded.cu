@@ -97,15 +97,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, (u64)kMaxCtas * kSlotsPerCta * sizeof(u64)));
   const int smem_max = kMaxStages * kBoxBytes + 1024;
   CK(cudaFuncSetAttribute(panels, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
-  CUtensorMap map;
-  cuuint64_t gdim[2] = {kCols, rows};
-  cuuint64_t gstride[1] = {kPitch};
-  cuuint32_t box[2] = {64, 128};
-  cuuint32_t estr[2] = {1, 1};
-  CKD(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, gdim, gstride, box, estr,
-                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  const CUtensorMap map = fp16_box_map(a, kCols, rows, 128);
   FILE* f = fopen(argv[1], "w");
   if (!f) {
     perror(argv[1]);
