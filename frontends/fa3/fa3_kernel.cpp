@@ -23,6 +23,8 @@ struct Registers {
 // FA3's flash_fwd_kernel_sm90.h: Load/MmaRegisterRequirement for 1, 2, 3 consumer WarpGroups
 // (TMA loads of K and V).
 constexpr Registers kRegisters[] = {{56, 256}, {24, 240}, {32, 160}};
+// A warp instruction is this many elements of pipe work.
+constexpr std::uint64_t kThreadsPerWarp = 32;
 
 }  // namespace
 
@@ -286,7 +288,7 @@ Fa3Kernel::Phase Fa3Kernel::gemm_issue_phase(bool qk) const {
   // P V 36 and 24 (8 HGMMAs a warp at both): 30. The uniform datapath's descriptor arithmetic
   // (UMOV, UIADD3, R2UR: 224 and 304), branches and barriers (44) take issue slots only, which
   // no pipe of the model serves: not charged.
-  p.work.alu = qk ? 32 * (16 + 7 * std::uint64_t{qk_wgmmas()}) : 32 * 30;
+  p.work.alu = kThreadsPerWarp * (qk ? 16 + 7 * std::uint64_t{qk_wgmmas()} : 30);
   return p;
 }
 

@@ -183,7 +183,7 @@ class Fa3Kernel {
   };
   std::vector<Phase> softmax_phases(bool masked) const;
   /// Integer work a consumer issues with a GEMM (descriptors, mbarrier phases, the loop's
-  /// counters), beside the GEMM's execution; kWithExp only (empty work otherwise).
+  /// counters), beside the GEMM's execution; op_counts = cudnn only (empty work otherwise).
   Phase gemm_issue_phase(bool qk) const;
   /// O x scores_scale after P V (FA3's rescale_o), kPipes.
   Phase rescale_phase() const;
