@@ -127,57 +127,102 @@ constexpr double kStartWindowPerWave = 0.15;
 /// The offset, in k-steps, beyond which CTAs that share a panel no longer pull each other back
 /// into step (the barrier of the escape rate below): the one constant fitted to kernels, on the
 /// fit half of gemm_ncu.csv (the held-out half and gemm_ncu_cliff.csv never saw it;
-/// docs/analytical.md gives the scan).
-constexpr double kDriftKSteps = 60;
+/// docs/analytical.md gives the scan). Refitted (60 before) when the DRAM's load joined the rate.
+constexpr double kDriftKSteps = 76;
 
-/// The share of a k-step whose pace the memory system sets rather than the tensor core: the
-/// tile's MMA time per k-step (2 BM BN BK FLOPs at the SM's rate) against the time its TMA bytes
-/// per k-step ((BM + BN) BK e) take at the L2's rate per SM, e = max(0, 1 - t_mma / t_tma). CTAs
-/// per SM cancel (they share both the tensor core and the SM's L2 port). On the H200 128x128x64
-/// reads 64 B per tensor-core cycle, so e = 1 - 34.8 / 64 = 0.46; 64x128x64 reads 96, e = 0.64.
-double memory_paced_share(const AnalyticalGpu& gpu, const GemmShape& s) {
+/// A k-step of one CTA, in SM cycles: the tensor core's time for its MMAs (2 BM BN BK FLOPs at the
+/// SM's rate) and the L2's time for its TMA bytes ((BM + BN) BK e at the L2's rate per SM). CTAs
+/// per SM cancel in every ratio below (they share both the tensor core and the SM's L2 port).
+struct KStepCycles {
+  double mma = 0;
+  double tma = 0;
+  /// Its pace: whichever of the two is longer.
+  double pace() const { return std::max(mma, tma); }
+  /// The share of a k-step whose pace the memory system sets rather than the tensor core,
+  /// e = max(0, 1 - t_mma / t_tma). On the H200 128x128x64 reads 64 B per tensor-core cycle, so
+  /// e = 1 - 34.8 / 64 = 0.46; 64x128x64 reads 96, e = 0.64.
+  double memory_paced_share() const { return std::max(0.0, 1 - mma / tma); }
+};
+
+KStepCycles k_step_cycles(const AnalyticalGpu& gpu, const GemmShape& s) {
   const double l2_rate = gpu.l2_bandwidth > 0
                              ? gpu.l2_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz())
                              : kL2BytesPerSmCycle;
   const double flops_per_cycle = gpu.mma_flops_per_cycle_per_sm * (s.dtype == GemmDtype::fp8 ? 2 : 1);
   const double bm = static_cast<double>(s.block_m), bn = static_cast<double>(s.block_n);
   const double bk = static_cast<double>(s.block_k);
-  const double mma_cycles = 2 * bm * bn * bk / flops_per_cycle;
-  const double tma_cycles = (bm + bn) * bk * static_cast<double>(s.elem_bytes) / l2_rate;
-  return std::max(0.0, 1 - mma_cycles / tma_cycles);
+  return {2 * bm * bn * bk / flops_per_cycle, (bm + bn) * bk * static_cast<double>(s.elem_bytes) / l2_rate};
 }
+
+/// The drift's inputs: the lockstep reads and the out-of-step bound, and the DRAM's load per byte
+/// read, rho = R / (dram_bandwidth x the time the launch's k-steps take at their pace).
+struct DriftInputs {
+  std::int64_t ctas = 0, per_wave = 0, k_steps = 0, ctas_per_sm = 1;
+  double memory_paced = 0;
+  double lockstep = 0, staggered = 0;
+  double load_per_byte = 0;
+};
 
 /// The share of the way from the lockstep wave model to the out-of-step bound that drifting CTAs
 /// take, averaged over the launch's CTAs. CTAs that share a panel hold each other in step: the
 /// one behind finds the leader's slices in the L2 and catches up. What pushes them apart is the
-/// memory-paced share e of their k-steps (the tensor core paces the rest alike for all), a spread
-/// of order e k_t k-steps per CTA; a pair escapes once it is more than k* k-steps apart, at a
-/// rate per wave boundary that the spread against that barrier sets, as for escape over a barrier
-/// under noise: h = sigma exp(-(k* / (e k_t))^2), sigma the start window's widening per wave when
-/// nothing holds the CTAs (the most that can leave step per wave). A pair that has escaped fetches
-/// its panel each for itself and does not come back. Every CTA of the first wave starts together
-/// (in step); a CTA of wave w has escaped with probability 1 - exp(-w h). Wave w holds P CTAs and
-/// the last the rest, so a 2-4-wave launch, most of whose CTAs run in the lockstep first wave or
-/// in the partly empty last one, drifts less than its last wave alone; the sum over the waves is a
-/// geometric series, O(1) whatever the waves.
+/// variability of the memory-paced share e of their k-steps (the tensor core paces the rest alike
+/// for all), a spread of order e k_t k-steps per CTA; a pair escapes once it is more than k*
+/// k-steps apart, at a rate per wave boundary that the spread against that barrier sets, as for
+/// escape over a barrier under noise: h = sigma exp(-(k* / (e k_t))^2 / v), sigma the start
+/// window's widening per wave when nothing holds the CTAs (the most that can leave step per wave)
+/// and v the variance of the memory time relative to an idle DRAM's. A pair that has escaped
+/// fetches its panel each for itself and does not come back. Every CTA of the first wave starts
+/// together (in step); a CTA of wave w has escaped with probability 1 - exp(-(h_1 + ... + h_w)).
+/// Wave w holds P CTAs and the last the rest, so a 2-4-wave launch, most of whose CTAs run in the
+/// lockstep first wave or in the partly empty last one, drifts less than its last wave alone.
+///
+/// The DRAM's load: a k-step's memory time waits behind the requests queued at the DRAM, on
+/// average rho / (1 - rho) of them at load rho (M/M/1), each adding its own service time's noise,
+/// so the variance grows as v = 1 + rho / (1 - rho) = 1 / (1 - rho): h = sigma exp(-(1 - rho)
+/// (k* / (e k_t))^2), sigma itself once the DRAM is saturated (rho >= 1). rho is the DRAM time of
+/// the reads at the share escaped so far against the time the k-steps take at their pace, so the
+/// drift feeds itself: escaped CTAs re-fetch, load the DRAM and spread the rest faster. Where the
+/// out-of-step bound outruns the DRAM (the tile's B traffic a large share of its L2 traffic:
+/// 64x128 on the H200, rho 1.27 fully out of step, against 0.95-0.98 at 128x128) the escape runs
+/// away; where it does not the feedback stays mild. One exp a wave; a launch whose rate cannot
+/// move (the DRAM saturated throughout, or no drift to feed it) takes the geometric series, O(1).
 /// One CTA per SM stays in step: its duration spread (0.05-0.25 in gemm_suite.csv, falling with
 /// k_t like averaging noise) leaves every 128x256 point of gemm_ncu.csv and gemm_ncu_cliff.csv at
 /// the lockstep reads to the MB, so it takes no drift.
-double out_of_step_share(std::int64_t ctas, std::int64_t per_wave, std::int64_t k_steps,
-                         std::int64_t ctas_per_sm, double memory_paced) {
-  const std::int64_t waves = ceil_div(ctas, per_wave);
-  if (waves < 2 || ctas_per_sm < 2 || memory_paced <= 0) return 0;
-  const double barrier = kDriftKSteps / (memory_paced * static_cast<double>(k_steps));
-  const double h = kStartWindowPerWave * std::exp(-barrier * barrier);
-  if (h <= 0) return 0;  // the exponential underflowed: nothing escapes
+double out_of_step_share(const DriftInputs& in) {
+  const std::int64_t waves = ceil_div(in.ctas, in.per_wave);
+  if (waves < 2 || in.ctas_per_sm < 2 || in.memory_paced <= 0) return 0;
+  const double barrier = kDriftKSteps / (in.memory_paced * static_cast<double>(in.k_steps));
+  const double barrier_sq = barrier * barrier;
+  const double extra = std::max(0.0, in.staggered - in.lockstep);
+  auto rate = [&](double escaped) {
+    const double load = std::min(1.0, (in.lockstep + escaped * extra) * in.load_per_byte);
+    return kStartWindowPerWave * std::exp(-(1 - load) * barrier_sq);
+  };
   const std::int64_t last = waves - 1;
-  // Escaped CTAs of the full waves 1 .. last - 1: sum of 1 - exp(-w h) = n - q (1 - q^n) / (1 - q),
-  // q = exp(-h), n = last - 1; expm1 keeps the small-h case exact.
-  const double n = static_cast<double>(last - 1);
-  const double kept = std::exp(-h) * std::expm1(-n * h) / std::expm1(-h);
-  const double last_ctas = static_cast<double>(ctas - last * per_wave);
-  return (static_cast<double>(per_wave) * (n - kept) - last_ctas * std::expm1(-static_cast<double>(last) * h)) /
-         static_cast<double>(ctas);
+  const double last_ctas = static_cast<double>(in.ctas - last * in.per_wave);
+  const double h0 = rate(0), h_max = rate(1);
+  if (h_max <= 0) return 0;  // the exponential underflowed: nothing escapes
+  // A rate that cannot move over the launch (the DRAM saturated from the start, or so little
+  // escapes that its load stays put: the whole launch's escape below 1e-9) is the constant h0.
+  if (h_max == h0 || static_cast<double>(last) * h_max < 1e-9) {
+    if (h0 <= 0) return 0;  // underflowed at the lockstep load: nothing escapes
+    // Escaped CTAs of the full waves 1 .. last - 1: sum of 1 - exp(-w h) = n - q (1 - q^n) / (1 - q),
+    // q = exp(-h), n = last - 1; expm1 keeps the small-h case exact.
+    const double n = static_cast<double>(last - 1);
+    const double kept = std::exp(-h0) * std::expm1(-n * h0) / std::expm1(-h0);
+    return (static_cast<double>(in.per_wave) * (n - kept) -
+            last_ctas * std::expm1(-static_cast<double>(last) * h0)) /
+           static_cast<double>(in.ctas);
+  }
+  double hazard = 0, escaped = 0, sum = 0;
+  for (std::int64_t w = 1; w <= last; ++w) {
+    hazard += rate(escaped);  // the load of the waves in flight: wave w - 1's escaped share
+    escaped = -std::expm1(-hazard);
+    sum += (w < last ? static_cast<double>(in.per_wave) : last_ctas) * escaped;
+  }
+  return sum / static_cast<double>(in.ctas);
 }
 
 }  // namespace
@@ -301,12 +346,21 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   // Drift out of step (issue 18): the survival and regime above are the lockstep waves'; the CTAs
   // that lose step move the reads toward the out-of-step bound (never below the lockstep value).
   r.gemm.lockstep_read_bytes = r.dram_read_bytes;
-  r.gemm.memory_paced_share = memory_paced_share(gpu, s);
+  const KStepCycles k_step = k_step_cycles(gpu, s);
+  r.gemm.memory_paced_share = k_step.memory_paced_share();
+  // The DRAM's load per byte read: its time at dram_bandwidth against the launch's ctas x k_t
+  // k-steps, each SM completing one every pace cycles (whatever its CTAs), per SM cycle.
+  const double dram_per_sm_cycle =
+      gpu.dram_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz());
+  const double load_per_byte =
+      1 / (static_cast<double>(r.ctas) * static_cast<double>(k_t) * k_step.pace() * dram_per_sm_cycle);
   r.gemm.out_of_step_share =
-      out_of_step_share(r.ctas, P, k_t, r.gemm.ctas_per_sm, r.gemm.memory_paced_share);
+      out_of_step_share({r.ctas, P, k_t, r.gemm.ctas_per_sm, r.gemm.memory_paced_share,
+                         r.gemm.lockstep_read_bytes, r.gemm.staggered_read_bytes, load_per_byte});
   if (r.gemm.staggered_read_bytes > r.dram_read_bytes)
     r.dram_read_bytes +=
         r.gemm.out_of_step_share * (r.gemm.staggered_read_bytes - r.gemm.lockstep_read_bytes);
+  r.gemm.dram_load = r.dram_read_bytes * load_per_byte;
 
   // GenZ's GEMM operator: A, B and C cross DRAM once.
   r.genz_flops = r.flops;

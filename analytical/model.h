@@ -59,6 +59,9 @@ struct GemmDetail {
   /// Share of the way from the lockstep reads to staggered_read_bytes that the CTAs' drift out
   /// of step takes, averaged over the CTAs (gemm_model.cpp: out_of_step_share); 0 for one wave.
   double out_of_step_share = 0;
+  /// The DRAM's load at dram_read_bytes: their time at dram_bandwidth against the time the
+  /// launch's k-steps take at their pace (the tensor core's or the L2's); above 1 the DRAM sets it.
+  double dram_load = 0;
 };
 
 struct AnalyticalResult {

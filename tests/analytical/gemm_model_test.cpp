@@ -282,25 +282,66 @@ TEST(GemmModel, MemoryPacedShareOfTheTile) {
   EXPECT_EQ(fed.dram_read_bytes, fed.gemm.lockstep_read_bytes);
 }
 
+// configs/h200.toml's [gpu] as the analytical model reads it: 132 SMs at 1980 MHz, 60 MiB of L2
+// in two partitions, 4.8 TB/s of DRAM, 228 KiB of shared memory, the L2 rate per SM unknown
+// (34.8 B per SM cycle). DRAM per SM cycle: 4.8e12 / (132 x 1.98e9) = 18.3655 B.
+AnalyticalGpu h200_manifest() {
+  AnalyticalGpu gpu = h200_like();
+  gpu.clock_mhz = 1980;
+  gpu.dram_bandwidth = 4.8e12;
+  return gpu;
+}
+
+// The DRAM's load per byte read for a 64x128x64 (or 128x128x64) launch: its ctas x k_t k-steps,
+// each SM completing one every pace cycles (the L2's: 24576 / 34.8 = 706.207 cycles at 64x128,
+// 32768 / 34.8 = 941.609 at 128x128), against 18.3655 DRAM bytes per SM cycle.
+double h200_load_per_byte(std::int64_t ctas, std::int64_t k_t, double pace_cycles) {
+  return 1 / (static_cast<double>(ctas * k_t) * pace_cycles * 4.8e12 / (132 * 1.98e9));
+}
+
+// The escape recurrence of gemm_model.cpp's out_of_step_share, written out wave by wave: the rate
+// into wave w is h_w = 0.15 exp(-(1 - rho) (76 / (e k_t))^2), rho = min(1, the DRAM's load at the
+// reads of the share escaped by wave w - 1); a CTA of wave w has escaped with probability
+// 1 - exp(-(h_1 + ... + h_w)), and the share is over the launch's CTAs.
+double drift_share(const AnalyticalResult& r, std::int64_t k_t, double load_per_byte) {
+  const double e = r.gemm.memory_paced_share;
+  const double barrier_sq = std::pow(76 / (e * static_cast<double>(k_t)), 2);
+  const double lock = r.gemm.lockstep_read_bytes;
+  const double extra = r.gemm.staggered_read_bytes - lock;
+  double hazard = 0, escaped = 0, sum = 0;
+  for (std::int64_t w = 1; w < r.waves; ++w) {
+    const double rho = std::min(1.0, (lock + escaped * extra) * load_per_byte);
+    hazard += 0.15 * std::exp(-(1 - rho) * barrier_sq);
+    escaped = 1 - std::exp(-hazard);
+    const std::int64_t ctas = w < r.waves - 1 ? r.ctas_per_wave : r.ctas - (r.waves - 1) * r.ctas_per_wave;
+    sum += static_cast<double>(ctas) * escaped;
+  }
+  return sum / static_cast<double>(r.ctas);
+}
+
 // Two CTAs per SM drift out of step (gemm_model.cpp: out_of_step_share). 8192^3 at 64x128x64 in 4
-// stages runs 2 per SM: 8192 CTAs in waves of 264, 31 full ones and a last of 8, k_t = 128. Sharers
-// escape each other at h = 0.15 exp(-(60 / (e k_t))^2) a wave, e k_t = 0.6375 x 128 = 81.6 k-steps:
-// h = 0.15 exp(-0.5407) = 0.087355; a CTA of wave w has escaped with probability 1 - exp(-w h).
-// The share, (264 x sum over w = 1..30 + 8 x (1 - exp(-31 h))) / 8192 = 0.64036, is the way from
-// the lockstep reads (each wave fetches B again) to the out-of-step bound (each tile row fetches
-// all of B). The same shape at 128x256 (one per SM) keeps the lockstep reads.
+// stages runs 2 per SM: 8192 CTAs in waves of 264, 31 full ones and a last of 8, k_t = 128,
+// e k_t = 0.6375 x 128 = 81.6 k-steps, (76 / 81.6)^2 = 0.867455. The lockstep reads (each wave
+// fetches B again), 4338.8 MB, load the DRAM to rho = 4.3388e9 / (8192 x 128 x 706.207 x 18.3655)
+// = 0.31903: the first rate is 0.15 exp(-(1 - 0.31903) 0.867455) = 0.083090. The out-of-step bound
+// (each tile row fetches all of B), 17314 MB, would load it to 1.2731: as CTAs escape the rate
+// climbs toward 0.15, and the launch takes 0.71030 of the way (a constant 0.083090 would take
+// 0.6265). The reads land at 13555 MB, loading the DRAM to 0.99672 (ncu: 15282 MB). The same shape
+// at 128x256 (one per SM) keeps the lockstep reads.
 TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
-  const AnalyticalGpu gpu = h200_like();
+  const AnalyticalGpu gpu = h200_manifest();
   const AnalyticalResult two = analyze_gemm(gpu, tiled(8192, 8192, 8192, 64, 128, 4));
   ASSERT_EQ(two.gemm.ctas_per_sm, 2);
   ASSERT_EQ(two.waves, 32);
-  const double h = 0.15 * std::exp(-std::pow(60 / (0.6375 * 128), 2));
-  EXPECT_NEAR(h, 0.087355, 5e-7);
-  double escaped = 8 * (1 - std::exp(-31 * h));
-  for (int w = 1; w <= 30; ++w) escaped += 264 * (1 - std::exp(-w * h));
-  const double share = escaped / 8192;
+  const double load_per_byte = h200_load_per_byte(8192, 128, 24576 / 34.8);
+  EXPECT_NEAR(two.gemm.lockstep_read_bytes * load_per_byte, 0.319034, 5e-6);
+  EXPECT_NEAR(two.gemm.staggered_read_bytes * load_per_byte, 1.273109, 5e-6);
+  EXPECT_NEAR(0.15 * std::exp(-(1 - 0.319034) * std::pow(76 / (0.6375 * 128), 2)), 0.083090, 5e-6);
+  const double share = drift_share(two, 128, load_per_byte);
   EXPECT_NEAR(two.gemm.out_of_step_share, share, 1e-12);
-  EXPECT_NEAR(share, 0.64036, 5e-6);
+  EXPECT_NEAR(share, 0.710304, 5e-6);
+  EXPECT_NEAR(two.gemm.dram_load, two.dram_read_bytes * load_per_byte, 1e-12);
+  EXPECT_NEAR(two.gemm.dram_load, 0.996717, 5e-6);
   // Past the cliff: more than the lockstep value, no more than the out-of-step bound.
   EXPECT_GT(two.gemm.staggered_read_bytes, 2 * two.gemm.lockstep_read_bytes);
   EXPECT_NEAR(two.dram_read_bytes,
@@ -326,41 +367,110 @@ TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
   EXPECT_EQ(single.dram_read_bytes, single.gemm.lockstep_read_bytes);
 }
 
+// The DRAM's load feeds the drift. The same 8192^3 at 64x128 with the DRAM 100 times faster loads
+// it to at most 0.0127: the rate stays near 0.15 exp(-0.867455) = 0.063003 a wave, whose geometric
+// series takes 0.54693 of the way; the load's little feedback makes it 0.54857. With the DRAM ten
+// times slower the lockstep reads already saturate it (rho = 3.19): the rate is 0.15 from the
+// first boundary, 0.77084. Between the two the share grows as the DRAM slows.
+TEST(GemmModel, DriftFeedsOnTheDramsLoad) {
+  const GemmShape s = tiled(8192, 8192, 8192, 64, 128, 4);
+  auto constant_rate_share = [](double h) {
+    // 264 CTAs in each of waves 1..30, 8 in wave 31, of 8192.
+    double escaped = 8 * (1 - std::exp(-31 * h));
+    for (int w = 1; w <= 30; ++w) escaped += 264 * (1 - std::exp(-w * h));
+    return escaped / 8192;
+  };
+  AnalyticalGpu fast = h200_manifest();
+  fast.dram_bandwidth *= 100;
+  const double idle_rate = 0.15 * std::exp(-std::pow(76 / (0.6375 * 128), 2));
+  EXPECT_NEAR(idle_rate, 0.063003, 5e-6);
+  const AnalyticalResult idle = analyze_gemm(fast, s);
+  EXPECT_NEAR(idle.gemm.out_of_step_share,
+              drift_share(idle, 128, h200_load_per_byte(8192, 128, 24576 / 34.8) / 100), 1e-12);
+  EXPECT_NEAR(idle.gemm.out_of_step_share, 0.548574, 5e-6);
+  EXPECT_NEAR(constant_rate_share(idle_rate), 0.546929, 5e-6);
+  EXPECT_GT(idle.gemm.out_of_step_share, constant_rate_share(idle_rate));
+  AnalyticalGpu slow = h200_manifest();
+  slow.dram_bandwidth /= 10;
+  const AnalyticalResult saturated = analyze_gemm(slow, s);
+  EXPECT_GT(saturated.gemm.lockstep_read_bytes * h200_load_per_byte(8192, 128, 24576 / 34.8) * 10, 1);
+  EXPECT_NEAR(saturated.gemm.out_of_step_share, constant_rate_share(0.15), 1e-12);
+  EXPECT_NEAR(saturated.gemm.out_of_step_share, 0.770843, 5e-6);
+  double previous = 0;
+  for (double bandwidth : {480e12, 48e12, 9.6e12, 4.8e12, 2.4e12, 0.48e12}) {
+    AnalyticalGpu gpu = h200_manifest();
+    gpu.dram_bandwidth = bandwidth;
+    const double share = analyze_gemm(gpu, s).gemm.out_of_step_share;
+    EXPECT_GT(share, previous) << bandwidth;
+    previous = share;
+  }
+}
+
+// Where the out-of-step bound outruns the DRAM the escape runs away; where it does not, the
+// feedback stays mild. 4096x14336x4096 on the H200 reads each wave's B again in lockstep, and all
+// of B per tile row out of step. At 64x128 (28 waves, k_t = 64, e k_t = 40.8) B is two thirds of
+// the L2 traffic and the out-of-step bound would load the DRAM to 1.2689; the lockstep reads load
+// it to 0.5479, a first rate of 0.15 exp(-(1 - 0.5479) 3.4698) = 0.031248, and the drift takes
+// 0.51306 of the way, against 0.315 at that constant rate (ncu: 0.70; the model before the load,
+// 0.19). At 128x128 (14 waves, e k_t = 29.2) the bound would load it to 0.9559, never past the
+// DRAM; the rate starts at 0.0030799 and the drift takes 0.019985 (ncu: 0.00).
+TEST(GemmModel, DriftRunsAwayWhereTheOutOfStepReadsOutrunTheDram) {
+  const AnalyticalGpu gpu = h200_manifest();
+  const AnalyticalResult narrow = analyze_gemm(gpu, tiled(4096, 14336, 4096, 64, 128, 4));
+  ASSERT_EQ(narrow.waves, 28);
+  const double narrow_load = h200_load_per_byte(narrow.ctas, 64, 24576 / 34.8);
+  EXPECT_NEAR(narrow.gemm.lockstep_read_bytes * narrow_load, 0.547909, 5e-6);
+  EXPECT_NEAR(narrow.gemm.staggered_read_bytes * narrow_load, 1.268879, 5e-6);
+  EXPECT_NEAR(narrow.gemm.out_of_step_share, drift_share(narrow, 64, narrow_load), 1e-12);
+  EXPECT_NEAR(narrow.gemm.out_of_step_share, 0.513057, 5e-6);
+  const AnalyticalResult square = analyze_gemm(gpu, tiled(4096, 14336, 4096, 128, 128, 3));
+  ASSERT_EQ(square.waves, 14);
+  const double square_load = h200_load_per_byte(square.ctas, 64, 32768 / 34.8);
+  EXPECT_NEAR(square.gemm.lockstep_read_bytes * square_load, 0.426396, 5e-6);
+  EXPECT_NEAR(square.gemm.staggered_read_bytes * square_load, 0.955889, 5e-6);
+  EXPECT_NEAR(square.gemm.out_of_step_share, drift_share(square, 64, square_load), 1e-12);
+  EXPECT_NEAR(square.gemm.out_of_step_share, 0.019985, 5e-6);
+}
+
 // The first wave starts in step and the last may be partly empty: the share is over CTAs, not the
 // last wave's. 2048x2048x16384 at 64x128 (k_t = 256): 512 CTAs, 264 in the first wave, 248 in the
-// second. A second-wave CTA has escaped with probability 1 - exp(-h), h = 0.15 exp(-(60 / (0.6375 x
-// 256))^2) = 0.131036, so 0.122814, and the launch's share is 248 / 512 of that, 0.059488 (ncu:
-// 0.033 of the way; the model before the weighting took 0.07 for the whole launch, +27%).
+// second. The lockstep reads, 203.42 MB, load the DRAM to 203423744 / (512 x 256 x 706.207 x
+// 18.3655) = 0.11966, so a second-wave CTA has escaped with probability 1 - exp(-h), h = 0.15
+// exp(-(1 - 0.11966) (76 / (0.6375 x 256))^2) = 0.123931, 0.116557, and the launch's share is
+// 248 / 512 of that, 0.056458 (ncu: 0.033 of the way; the model before the weighting took 0.07
+// for the whole launch, +27%).
 TEST(GemmModel, DriftCountsTheLockstepFirstWaveAndThePartlyEmptyLast) {
-  const AnalyticalGpu gpu = h200_like();
+  const AnalyticalGpu gpu = h200_manifest();
   const AnalyticalResult r = analyze_gemm(gpu, tiled(2048, 2048, 16384, 64, 128, 4));
   ASSERT_EQ(r.ctas, 512);
   ASSERT_EQ(r.waves, 2);
-  const double second_wave = 1 - std::exp(-0.15 * std::exp(-std::pow(60 / (0.6375 * 256), 2)));
-  EXPECT_NEAR(second_wave, 0.122814, 5e-7);
+  EXPECT_EQ(r.gemm.lockstep_read_bytes, 203423744);
+  const double rho = 203423744 * h200_load_per_byte(512, 256, 24576 / 34.8);
+  EXPECT_NEAR(rho, 0.119662, 5e-6);
+  const double second_wave = 1 - std::exp(-0.15 * std::exp(-(1 - rho) * std::pow(76 / (0.6375 * 256), 2)));
+  EXPECT_NEAR(second_wave, 0.116557, 5e-6);
   EXPECT_NEAR(r.gemm.out_of_step_share, 248.0 / 512 * second_wave, 1e-12);
-  EXPECT_NEAR(r.gemm.out_of_step_share, 0.059488, 5e-7);
+  EXPECT_NEAR(r.gemm.out_of_step_share, 0.056458, 5e-6);
 }
 
 // Short CTAs stay in step however many waves they run: their spread, e k_t = 0.6375 x 32 = 20.4
-// k-steps, is a third of the 60-k-step barrier, an escape rate of 0.15 exp(-(60 / 20.4)^2) =
-// 2.6255e-5 a wave. 16384^2 x 2048 at 64x128 (125 waves, the last of 32 CTAs) drifts 0.0016 of
-// the way over them (ncu: 0.06), 8192^2 x 2048 (32 waves, the last of 8) 0.00039 (ncu: none).
-// Twice the k-steps (8192 x 8192 x 4096: e k_t = 40.8) escape 657 times faster, 0.219 of the way
-// over 32 waves (ncu: 0.49).
+// k-steps, is about a quarter of the 76-k-step barrier, (76 / 20.4)^2 = 13.879. 8192^2 x 2048 at
+// 64x128 (32 waves, the last of 8) loads the DRAM to 0.2031 in lockstep: a rate of 2.358e-6 a wave,
+// 3.5e-5 of the way over the launch (ncu: none). 16384^2 x 2048 (125 waves, the last of 32) loads it
+// to 0.6199, a rate of 7.67e-4, and the escaped CTAs' re-fetches feed it: 0.0675 of the way (ncu:
+// 0.06). Twice the k-steps (8192 x 8192 x 4096: e k_t = 40.8) escape at 0.014105 from the first
+// boundary, 0.317 of the way over 32 waves (ncu: 0.49).
 TEST(GemmModel, ShortCtasStayInStepOverManyWaves) {
-  const AnalyticalGpu gpu = h200_like();
-  const AnalyticalResult wide = analyze_gemm(gpu, tiled(16384, 16384, 2048, 64, 128, 4));
-  ASSERT_EQ(wide.waves, 125);
-  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.00161456, 5e-9);
+  const AnalyticalGpu gpu = h200_manifest();
   const AnalyticalResult square = analyze_gemm(gpu, tiled(8192, 8192, 2048, 64, 128, 4));
   ASSERT_EQ(square.waves, 32);
-  EXPECT_NEAR(square.gemm.out_of_step_share, 0.000394136, 5e-10);
-  const double h32 = 0.15 * std::exp(-std::pow(60 / (0.6375 * 32), 2));
-  const double h64 = 0.15 * std::exp(-std::pow(60 / (0.6375 * 64), 2));
-  EXPECT_NEAR(h32, 2.6255e-5, 5e-9);
-  EXPECT_NEAR(h64 / h32, 657, 1);
-  EXPECT_NEAR(analyze_gemm(gpu, tiled(8192, 8192, 4096, 64, 128, 4)).gemm.out_of_step_share, 0.218989, 5e-7);
+  EXPECT_NEAR(square.gemm.out_of_step_share, 3.54047e-5, 5e-10);
+  const AnalyticalResult wide = analyze_gemm(gpu, tiled(16384, 16384, 2048, 64, 128, 4));
+  ASSERT_EQ(wide.waves, 125);
+  EXPECT_NEAR(wide.gemm.out_of_step_share, drift_share(wide, 32, h200_load_per_byte(wide.ctas, 32, 24576 / 34.8)),
+              1e-12);
+  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.0674541, 5e-7);
+  EXPECT_NEAR(analyze_gemm(gpu, tiled(8192, 8192, 4096, 64, 128, 4)).gemm.out_of_step_share, 0.317338, 5e-6);
 }
 
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
