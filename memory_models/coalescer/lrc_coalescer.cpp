@@ -1,8 +1,9 @@
 #include "lrc_coalescer.h"
 
 #include <algorithm>
-#include <exception>
 #include <string>
+
+#include "sm_groups.h"
 
 namespace simfa::memory_models {
 
@@ -19,18 +20,21 @@ void LrcCoalescer::describe(Schema& schema) {
       .unit("SMs")
       .def(2)
       .range(1, 1024)
-      .doc("SMs sharing one coalescing unit: SMs s and t merge when s / group_size == "
-           "t / group_size");
+      .doc(
+          "SMs sharing one coalescing unit: SMs s and t merge when s / group_size == "
+          "t / group_size");
   schema.string("group_sizes")
       .def("")
-      .doc("sizes of consecutive SM groups, comma-separated (\"16,16,18\": SMs 0-15, 16-31, "
-           "32-49), repeating past their sum; empty: groups of group_size");
+      .doc(
+          "sizes of consecutive SM groups, comma-separated (\"16,16,18\": SMs 0-15, 16-31, "
+          "32-49), repeating past their sum; empty: groups of group_size");
   schema.integer("max_merged")
       .unit("requests")
       .def(0)
       .range(0, 1024)
-      .doc("reads one in-flight read answers besides its own; the next read of the line is "
-           "forwarded and opens a new window (0: no limit)");
+      .doc(
+          "reads one in-flight read answers besides its own; the next read of the line is "
+          "forwarded and opens a new window (0: no limit)");
   // 128 B: the L2 line (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
   schema.integer("line_bytes")
       .unit("bytes")
@@ -44,28 +48,11 @@ void LrcCoalescer::describe(Schema& schema) {
 
 namespace {
 
-// The group of each SM of one period of `group_sizes` ("16,16,18": 0 x 16, 1 x 16, 2 x 18), or
-// of one group of `group_size` SMs when it is empty.
+// The group of each SM of one period of `group_sizes`, or of one group of `group_size` SMs when
+// it is empty.
 std::vector<std::uint32_t> group_period(const Params& params) {
-  const std::string text = params.string("group_sizes");
-  if (text.empty()) return std::vector<std::uint32_t>(static_cast<std::size_t>(params.integer("group_size")), 0);
-  std::vector<std::uint32_t> period;
-  std::uint32_t group = 0;
-  for (std::size_t at = 0; at <= text.size(); ++group) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    std::size_t used = 0;
-    long size = 0;
-    try {
-      size = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || size < 1 || size > 1024)
-      params.fail("group_sizes", "'" + item + "' is not a group size (an integer from 1 to 1024)");
-    period.insert(period.end(), static_cast<std::size_t>(size), group);
-    at = comma + 1;
-  }
+  std::vector<std::uint32_t> period = sm_group_period(params, "group_sizes");
+  if (period.empty()) period.assign(static_cast<std::size_t>(params.integer("group_size")), 0);
   return period;
 }
 
@@ -186,8 +173,8 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   used_[e / 64] |= std::uint64_t{1} << (e % 64);
   ++in_use_;
   cursor_ = e + 1 == entries_.size() ? 0 : e + 1;
-  entries_[e] = Entry{request.addr,  request.token, request.client, request.bytes, kNone,
-                      kNone,         request.sm,    request.write,  false};
+  entries_[e] = Entry{request.addr, request.token, request.client, request.bytes, kNone,
+                      kNone,        request.sm,    request.write,  false};
   return e;
 }
 

@@ -1,6 +1,9 @@
 #include "remote_copy_l2.h"
 
+#include <algorithm>
 #include <string>
+
+#include "sm_groups.h"
 
 namespace simfa::memory_models {
 
@@ -13,6 +16,26 @@ const char* const kFabricReadsDoc =
     "Compute's lts__t_sectors_srcunit_ltcfabric_op_read, in sectors)";
 const char* const kInsertionsDoc = "shadow copies inserted into the near partition";
 const char* const kSliceInsertionsDoc = "shadow copies inserted into this slice";
+
+// The partition each SM is near, by sm_partition.
+std::vector<std::uint8_t> near_partitions(const BuildContext& context) {
+  const auto sms = static_cast<std::size_t>(std::max(context.gpu.sm_count, 1));
+  const std::string rule = context.params.string("sm_partition");
+  std::vector<std::uint8_t> near(sms);
+  if (rule == "gpcs") {
+    const std::vector<std::uint32_t> period = sm_group_period(context.params, "gpc_sizes");
+    if (period.empty())
+      context.params.fail("gpc_sizes", "sm_partition = \"gpcs\" needs the GPCs' sizes");
+    const std::uint32_t gpcs = period.back() + 1;
+    for (std::size_t sm = 0; sm < sms; ++sm)
+      near[sm] =
+          static_cast<std::uint8_t>((sm / period.size() * gpcs + period[sm % period.size()]) % 2);
+  } else {
+    for (std::size_t sm = 0; sm < sms; ++sm)
+      near[sm] = static_cast<std::uint8_t>(rule == "alternate" ? sm % 2 : 2 * sm >= sms);
+  }
+  return near;
+}
 }  // namespace
 
 void RemoteCopyL2::describe(Schema& schema) {
@@ -32,21 +55,31 @@ void RemoteCopyL2::describe(Schema& schema) {
       .unit("probability")
       .def(0.5)
       .range(0, 1)
-      .doc("chance that a far read hit or fill leaves a shadow copy in the near partition when "
-           "the target set holds no shadow line; it falls linearly to 0 at occupancy_threshold");
+      .doc(
+          "chance that a far read hit or fill leaves a shadow copy in the near partition when "
+          "the target set holds no shadow line; it falls linearly to 0 at occupancy_threshold");
   schema.real("occupancy_threshold")
       .unit("fraction of ways")
       .def(0.5)
       .range(0, 1)
-      .doc("no insertion into a set whose ways already hold at least this fraction of shadow "
-           "lines (0: never insert)");
+      .doc(
+          "no insertion into a set whose ways already hold at least this fraction of shadow "
+          "lines (0: never insert)");
   // Default "halves": the two SMs of a TPC (adjacent indices, the coalescer's SM pair) share a
-  // GPC and so a partition; "alternate" splits every pair across the partitions.
+  // GPC and so a partition; "alternate" splits every pair across the partitions; "gpcs" places
+  // whole GPCs, the groups of gpc_sizes, alternately.
   schema.string("sm_partition")
-      .choices({"halves", "alternate"})
+      .choices({"halves", "alternate", "gpcs"})
       .def("halves")
-      .doc("which partition an SM is near: halves (SM < sm_count / 2: partition 0) or "
-           "alternate (SM mod 2)");
+      .doc(
+          "which partition an SM is near: halves (SM < sm_count / 2: partition 0), alternate "
+          "(SM mod 2) or gpcs (the GPCs of gpc_sizes in turn: the first GPC partition 0, the "
+          "second 1, ...)");
+  schema.string("gpc_sizes")
+      .def("")
+      .doc(
+          "SMs of each GPC, in the order of the SM indices, comma-separated (\"16,16,18\": SMs "
+          "0-15, 16-31, 32-49), repeating past their sum; read by sm_partition = gpcs");
   schema.stat("far_requests", StatKind::kCounter, "requests", kFarDoc);
   schema.stat("shadow_hits", StatKind::kCounter, "requests", kShadowHitsDoc);
   schema.stat("fabric_read_bytes", StatKind::kCounter, "bytes", kFabricReadsDoc);
@@ -62,8 +95,7 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
           static_cast<std::uint64_t>(context.params.integer("far_latency")))),
       max_insert_probability_(context.params.real("max_insert_probability")),
       occupancy_threshold_(context.params.real("occupancy_threshold")),
-      alternate_(context.params.string("sm_partition") == "alternate"),
-      sm_count_(static_cast<std::uint32_t>(context.gpu.sm_count)),
+      near_partition_(near_partitions(context)),
       rng_state_(context.seed),
       far_requests_(context.stats.counter("far_requests", "requests", kFarDoc)),
       shadow_hits_(context.stats.counter("shadow_hits", "requests", kShadowHitsDoc)),

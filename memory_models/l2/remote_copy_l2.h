@@ -31,9 +31,7 @@ class RemoteCopyL2 final : public SlicedCache {
   void send(Cycle now, const MemRequest& request) override;
 
   /// The partition SM `sm` is near (0 or 1).
-  std::uint32_t partition_of_sm(std::uint32_t sm) const {
-    return alternate_ ? sm % 2 : (2 * sm < sm_count_ ? 0 : 1);
-  }
+  std::uint32_t partition_of_sm(std::uint32_t sm) const { return near_partition_[sm]; }
   /// The slice of `partition` that holds shadow copies of `line`.
   std::uint32_t shadow_slice(std::uint32_t partition, std::uint64_t line) const {
     return partition * half_ + slice_of(line, half_);
@@ -51,8 +49,7 @@ class RemoteCopyL2 final : public SlicedCache {
   Cycle far_latency_;
   double max_insert_probability_;
   double occupancy_threshold_;
-  bool alternate_;
-  std::uint32_t sm_count_;
+  std::vector<std::uint8_t> near_partition_;  ///< by SM (sm_partition)
   std::uint64_t rng_state_;
 
   Counter& far_requests_;

@@ -112,6 +112,28 @@ void WarpGroupSm::describe(Schema& schema) {
           "the work issued before it; fair shares the pipe equally among the BUBBLEs using it, "
           "as warps interleave their instructions, so BUBBLEs issued together end together "
           "(docs/core-model.md)");
+  schema.integer("tma_issue_hold")
+      .unit("SM cycles")
+      .def(1)
+      .range(1, 1e6)
+      .doc(
+          "cycles a TMA_LOAD holds its WarpGroup before an instruction that is not another "
+          "TMA_LOAD may issue: the issuing thread waits for the TMA unit to take the copy "
+          "(1: no hold)");
+  schema.integer("tma_issue_interval")
+      .unit("SM cycles")
+      .def(1)
+      .range(1, 1e6)
+      .doc(
+          "cycles between TMA_LOADs one WarpGroup issues back to back; n of them followed by "
+          "another instruction hold it (n - 1) x tma_issue_interval + tma_issue_hold");
+  schema.integer("mb_wait_cycles")
+      .unit("SM cycles")
+      .def(1)
+      .range(1, 1e6)
+      .doc(
+          "cycles an MB_WAIT holds its WarpGroup once its phase has completed (a try-wait "
+          "returning; 1: the issue cycle alone)");
   schema.boolean("exit_waits_for_stores")
       .def(false)
       .doc(
@@ -153,6 +175,9 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       regs_per_sm_(context.gpu.regs_per_sm),
       fair_pipes_(context.params.string("pipe_sharing") == "fair"),
       exit_waits_for_stores_(context.params.boolean("exit_waits_for_stores")),
+      tma_issue_hold_(static_cast<Cycle>(context.params.integer("tma_issue_hold"))),
+      tma_issue_interval_(static_cast<Cycle>(context.params.integer("tma_issue_interval"))),
+      mb_wait_cycles_(static_cast<Cycle>(context.params.integer("mb_wait_cycles"))),
       ctas_(static_cast<std::size_t>(max_ctas_)),
       warpgroups_(max_warpgroups_),
       issued_(context.stats.counter("issued_instructions", "instructions", kIssuedDoc)),
@@ -258,6 +283,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
     w.age = next_age_++;
     w.ready_at = now;
     w.wait = kNotWaiting;
+    w.woken = false;
     w.mb_waits.assign(program->stage_count, 0);
     w.groups.reset();
     w.wgmma_in_flight = 0;
@@ -358,6 +384,9 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
     case Opcode::kTmaBulk:
     case Opcode::kTmaStore:
       issue_tma(w, in, now);
+      if (in.op == Opcode::kTmaLoad)  // the program ends with EXIT: a next instruction exists
+        ready =
+            now + (w.code[w.pc + 1].op == Opcode::kTmaLoad ? tma_issue_interval_ : tma_issue_hold_);
       break;
     case Opcode::kAcquireStage:
       ++cta.stages[in.stage].fills;
@@ -367,6 +396,9 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       break;
     case Opcode::kMbWait:
       ++w.mb_waits[in.stage];
+      // A try-wait that finds its phase complete takes its round trip; one that waited returns
+      // with the phase.
+      if (!w.woken) ready = now + mb_wait_cycles_;
       break;
     case Opcode::kWgmma: {
       const std::uint32_t group = w.groups.join(in.gid());
@@ -409,6 +441,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
   }
   ++w.pc;
   w.ready_at = ready;
+  w.woken = false;
 }
 
 Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycle latency,
@@ -595,6 +628,8 @@ void WarpGroupSm::wake(std::uint32_t slot, Cycle now) {
   const Cycle ready = in_step_ ? now + 1 : now;
   stall_[w.wait]->add(ready - w.blocked_since);
   span(w, kWaitSpan[w.wait], w.blocked_since, ready);
+  // A BAR_WAIT blocks after its issue; the other waits block the instruction that is next.
+  w.woken = w.wait != kBarrier;
   w.wait = kNotWaiting;
   w.ready_at = ready;
   runnable_mask_ |= std::uint64_t{1} << slot;

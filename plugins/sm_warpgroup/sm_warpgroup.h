@@ -89,6 +89,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     std::uint64_t age = 0;    ///< admission order on this SM
     Cycle ready_at = 0;       ///< earliest issue cycle while runnable
     Wait wait = kNotWaiting;
+    bool woken = false;       ///< its next instruction was blocked and has been woken
     Cycle blocked_since = 0;  ///< first cycle counted as stalled
     std::uint32_t wait_pc = 0;
     std::vector<std::uint32_t> mb_waits;  ///< MB_WAITs passed, per stage
@@ -157,6 +158,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   const std::int64_t regs_per_sm_;
   const bool fair_pipes_;             ///< pipe_sharing = "fair"
   const bool exit_waits_for_stores_;  ///< a CTA retires when its TMA stores have completed
+  const Cycle tma_issue_hold_;        ///< a TMA_LOAD's hold on its WarpGroup (tma_issue_hold)
+  const Cycle tma_issue_interval_;    ///< between TMA_LOADs back to back
+  const Cycle mb_wait_cycles_;        ///< an MB_WAIT's issue once its phase has completed
 
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
