@@ -477,6 +477,22 @@ TEST(RemoteCopyL2, PartitionsOfSmsAndSlices) {
   EXPECT_EQ(alt.l2->partition_of_sm(2), 0u);
 }
 
+// sm_partition = gpcs: GPCs of 1 and 2 SMs, repeating, over 7 SMs are GPCs 0, 1, 1, 2, 3, 3, 4,
+// near partitions 0, 1, 1, 0, 1, 1, 0.
+TEST(RemoteCopyL2, GpcsPlaceWholeGpcsInTurn) {
+  const ParamOverrides gpcs = with(partitioned(2, 4, 0, 1), {{"sm_partition", std::string("gpcs")},
+                                                             {"gpc_sizes", std::string("1,2")}});
+  RemoteRig rig(gpcs, 100, 1, 7);
+  std::vector<std::uint32_t> near;
+  for (std::uint32_t sm = 0; sm < 7; ++sm) near.push_back(rig.l2->partition_of_sm(sm));
+  EXPECT_EQ(near, (std::vector<std::uint32_t>{0, 1, 1, 0, 1, 1, 0}));
+  L2Bench<> bench(7);
+  for (const char* bad : {"", "1,x", "0,2"})
+    EXPECT_THROW(bench.make<RemoteCopyL2>(with(gpcs, {{"gpc_sizes", std::string(bad)}})),
+                 InputError)
+        << bad;
+}
+
 TEST(UnifiedL2, LatencyAndRateCountTheMemoryClock) {
   // The slice runs at 2000 MHz under a 1000 MHz SM clock. Hit latency 11 memory cycles is
   // ceil(11 / 2) = 6 SM cycles; 0.25 requests per memory cycle are one every 2 SM cycles (had

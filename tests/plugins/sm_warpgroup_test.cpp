@@ -562,6 +562,38 @@ TEST(SmWarpGroup, ExitWaitsForTheCtasStores) {
   EXPECT_EQ(stat(r, "ctas_completed"), 2u);
 }
 
+// tma_issue_hold 50, tma_issue_interval 10, mb_wait_cycles 5:
+// 0    TMA_LOAD stage 0 (lands at 100); the next is a TMA_LOAD: ready at 0 + 10.
+// 10   TMA_LOAD stage 1 (lands at 110); the next is not: ready at 10 + 50.
+// 60   MB_WAIT 0 blocks; woken at 100 it issues without the try-wait's cost: ready at 101.
+// 101  BUBBLE 100.   201  MB_WAIT 1 finds its phase complete: ready at 201 + 5.   206  EXIT.
+// Without the options: loads at 0 and 1, MB_WAIT 0 at 100, BUBBLE at 101, MB_WAIT 1 at 201, EXIT
+// at 202.
+TEST(SmWarpGroup, TmaLoadsHoldTheirWarpGroupAndACompletedWaitCostsItsRoundTrip) {
+  auto program = [] {
+    CtaBuilder cta(0);
+    cta.stages(2);
+    cta.warpgroup()
+        .tma_load(0, {0, 0}, 0)
+        .tma_load(0, {64, 0}, 1)
+        .mb_wait(0)
+        .bubble(100)
+        .mb_wait(1)
+        .exit();
+    return workload_of({cta.program()});
+  };
+  EXPECT_EQ(run_both(HarnessConfig{}, program()).cta_exit(0), 202u);
+  HarnessConfig config;
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
+      {{"tma_issue_hold", std::int64_t{50}},
+       {"tma_issue_interval", std::int64_t{10}},
+       {"mb_wait_cycles", std::int64_t{5}}});
+  const RunResult r = run_both(config, program());
+  EXPECT_EQ(begins(r.spans_of(0, 0, "tma_issue")), (std::vector<Cycle>{0, 10}));
+  EXPECT_EQ(stat(r, "stall.mb_wait"), 40u);  // 60..99
+  EXPECT_EQ(r.cta_exit(0), 206u);
+}
+
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   CtaBuilder cta(9);
@@ -704,8 +736,10 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   sm_warpgroup::WarpGroupSm::describe(schema);
   std::set<std::string> params;
   for (const auto& p : schema.params()) params.insert(p.name);
-  EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores", "fp32_lanes",
-                                           "alu_lanes", "sfu_lanes", "dispatch_lanes"}));
+  EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores",
+                                           "tma_issue_hold", "tma_issue_interval",
+                                           "mb_wait_cycles", "fp32_lanes", "alu_lanes",
+                                           "sfu_lanes", "dispatch_lanes"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);
