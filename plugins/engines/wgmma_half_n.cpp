@@ -236,6 +236,19 @@ void WgmmaHalfN::fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle
   schedule_checks();
 }
 
+Cycle WgmmaHalfN::busy_until(Cycle now) const {
+  if (!coupling_.on()) return std::max(now, pipeline_free_);
+  // The buffer holds finished WGMMAs only until their completion latency is over; the last
+  // unfinished one ends the occupancy, at the FP32 load said so far.
+  Cycle end = now;
+  double t = served_to_;
+  for (std::size_t i = 0; i < buffer_.size(); ++i) {
+    const Buffered& b = buffer_.at(i);
+    end = std::max(end, b.finish != kNever ? b.finish : predicted_finish(b.left, t));
+  }
+  return end;
+}
+
 void WgmmaHalfN::on_event(Cycle now, std::uint64_t payload) {
   if (payload == kComplete) {
     const std::uint64_t token = buffer_.front().token;

@@ -79,6 +79,7 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   bool can_accept(Cycle now) const override;
   void issue(Cycle now, const WgmmaOp& op) override;
   void fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) override;
+  Cycle busy_until(Cycle now) const override;
   void finish(Cycle end) override;
 
  private:

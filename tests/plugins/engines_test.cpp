@@ -555,6 +555,35 @@ TEST(WgmmaHalfN, Fp32LoadIsIgnoredWithoutAShare) {
   EXPECT_EQ(w.bench.stats.value("c.fp32_delay_cycles"), 0u);
 }
 
+// busy_until: when the pipeline will have executed what was issued, not when it completes (the
+// completion latency is not the pipeline's), at the FP32 load said so far.
+TEST(WgmmaHalfN, BusyUntilIsTheEndOfTheIssuedOccupancy) {
+  WgmmaBench w({{"completion_latency", std::int64_t{50}}});
+  std::vector<Cycle> seen;
+  auto ask_at = [&](Cycle at) {
+    w.bench.events.call(at, Priority::kIssue,
+                        [&](Cycle now) { seen.push_back(w.engine->busy_until(now)); });
+  };
+  ask_at(0);              // idle: now
+  w.issue_at(0, 128, 1);  // [0, 64)
+  w.issue_at(1, 128, 2);  // [64, 128)
+  ask_at(2);
+  ask_at(100);
+  ask_at(150);  // executed at 128, completing at 178: idle
+  w.bench.events.run();
+  EXPECT_EQ(seen, (std::vector<Cycle>{0, 128, 128, 150}));
+
+  CoupledBench c(0.5);
+  std::vector<Cycle> coupled;
+  c.load_at(0, 0, 0.75, 40);  // rate 0.5 until 40 (as Fp32LoadSlowsThePipelineToWhatItLeaves)
+  c.issue_at(0, 64, 1);       // 20 law cycles by 40, the other 12 by 52
+  c.issue_at(1, 64, 2);       // [52, 84)
+  c.bench.events.call(10, Priority::kIssue,
+                      [&](Cycle now) { coupled.push_back(c.engine->busy_until(now)); });
+  c.bench.events.run();
+  EXPECT_EQ(coupled, (std::vector<Cycle>{84}));
+}
+
 TEST(WgmmaHalfN, CoupledPipelineKeepsCompletionLatencyAndTheFullBuffersCall) {
   WgmmaBench plain({{"completion_latency", std::int64_t{10}},
                     {"buffer_depth", std::int64_t{1}},

@@ -116,6 +116,9 @@ class SIMFA_API TensorCoreEngine : public Component {
   virtual void fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) {
     (void)now, (void)slot, (void)fraction, (void)until;
   }
+  /// The cycle at which the pipeline will have executed the WGMMAs issued so far, at the rates
+  /// known now (`now` when it is idle). The SM's pipes may run slower while it is busy.
+  virtual Cycle busy_until(Cycle now) const { return now; }
 };
 
 // ---- policies ----------------------------------------------------------------------------------
