@@ -93,15 +93,34 @@ struct PipeSpec {
   const char* busy_stat;
   double lanes;
   const char* doc;
+  const char* beside_key;  ///< its rate beside a running tensor core (nullptr: none)
 };
 constexpr PipeSpec kPipes[] = {
-    {"fp32_lanes", "fp32_pipe_busy_cycles", 128, "FP32 add, multiply and FMA"},
+    {"fp32_lanes", "fp32_pipe_busy_cycles", 128, "FP32 add, multiply and FMA",
+     "fp32_rate_beside_wgmma"},
     {"alu_lanes", "alu_pipe_busy_cycles", 64,
-     "compares, selects, min/max, integer and logic, conversions"},
-    {"sfu_lanes", "sfu_pipe_busy_cycles", 16, "transcendentals (MUFU: ex2, lg2, rcp, rsqrt, sin)"},
+     "compares, selects, min/max, integer and logic, conversions", "alu_rate_beside_wgmma"},
+    {"sfu_lanes", "sfu_pipe_busy_cycles", 16, "transcendentals (MUFU: ex2, lg2, rcp, rsqrt, sin)",
+     "sfu_rate_beside_wgmma"},
     // Every element of any pipe is also dispatched: one warp instruction per sub-partition a
     // cycle, 4 x 32 thread operations (docs/core-model.md).
-    {"dispatch_lanes", "dispatch_busy_cycles", 128, "instruction dispatch (every element)"}};
+    {"dispatch_lanes", "dispatch_busy_cycles", 128, "instruction dispatch (every element)",
+     nullptr}};
+
+// A pipe runs at `rate` of its throughput until `slow_until` (the tensor core's busy end) and at
+// its full rate after: the work it serves from `t0` to `t1`, and when work `w` started at `t0`
+// is done. With rate 1 both are the plain difference and sum.
+double work_between(double t0, double t1, double rate, double slow_until) {
+  if (rate >= 1 || t0 >= slow_until) return t1 - t0;
+  if (t1 <= slow_until) return rate * (t1 - t0);
+  return rate * (slow_until - t0) + (t1 - slow_until);
+}
+double time_after(double t0, double w, double rate, double slow_until) {
+  if (rate >= 1 || t0 >= slow_until) return t0 + w;
+  const double slow = rate * (slow_until - t0);
+  if (w <= slow) return t0 + w / rate;
+  return slow_until + (w - slow);
+}
 
 void WarpGroupSm::describe(Schema& schema) {
   schema.string("pipe_sharing")
@@ -149,6 +168,14 @@ void WarpGroupSm::describe(Schema& schema) {
              ", shared by its WarpGroups (compute BUBBLEs)");
     schema.stat(p.busy_stat, StatKind::kCounter, "cycles",
                 std::string("cycles the SM's pipe for ") + p.doc + " is reserved");
+    if (p.beside_key == nullptr) continue;
+    schema.real(p.beside_key)
+        .def(1.0)
+        .range(0.01, 1)
+        .unit("fraction of its throughput")
+        .doc(std::string("rate of the SM's pipe for ") + p.doc +
+             " while the tensor core executes WGMMAs of any WarpGroup (1: unaffected; "
+             "docs/core-model.md)");
   }
   schema.stat("issued_instructions", StatKind::kCounter, "instructions", kIssuedDoc);
   for (int op = 0; op < kOpcodeCount; ++op)
@@ -189,6 +216,8 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       store_drain_cycles_(context.stats.counter("store_drain_cycles", "cycles", kStoreDrainDoc)) {
   for (int p = 0; p < kPipeCount; ++p) {
     lanes_[p] = context.params.real(kPipes[p].lanes_key);
+    beside_rate_[p] = kPipes[p].beside_key ? context.params.real(kPipes[p].beside_key) : 1.0;
+    slows_beside_wgmma_ = slows_beside_wgmma_ || beside_rate_[p] < 1;
     pipe_busy_[p] = &context.stats.counter(
         kPipes[p].busy_stat, "cycles",
         std::string("cycles the SM's pipe for ") + kPipes[p].doc + " is reserved");
@@ -406,6 +435,8 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       if (timeline_ && w.wgmma_in_flight++ == 0) w.wgmma_since = now;
       tensor_core_->issue(
           now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
+      // Fair pipes slow beside it from now on: the BUBBLEs on them end later.
+      if (fair_pipes_ && slows_beside_wgmma_) slow_pipes_until(tensor_core_->busy_until(now), now);
       break;
     }
     case Opcode::kWgmmaCommit:
@@ -449,12 +480,22 @@ Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycl
   const std::uint64_t elements[kPipeCount] = {work.fp32, work.alu, work.sfu,
                                               work.fp32 + work.alu + work.sfu};
   Cycle end = now + std::max<Cycle>(latency, 1);
+  if (fair_pipes_ && slows_beside_wgmma_) slow_pipes_until(tensor_core_->busy_until(now), now);
   for (int p = 0; p < kPipeCount; ++p) {
     if (elements[p] == 0) continue;
     const auto cycles = static_cast<Cycle>(std::ceil(static_cast<double>(elements[p]) / lanes_[p]));
     pipe_busy_[p]->add(cycles);
     if (!fair_pipes_) {
-      pipe_free_[p] = std::max(pipe_free_[p], now) + cycles;
+      Cycle start = std::max(pipe_free_[p], now), taken = cycles;
+      // A pipe slower beside the tensor core takes its work at the reduced rate while the
+      // WGMMAs issued so far execute (fifo: those issued later do not stretch it).
+      if (beside_rate_[p] < 1) {
+        const auto t = static_cast<double>(start);
+        const auto busy = static_cast<double>(tensor_core_->busy_until(now));
+        taken = static_cast<Cycle>(
+            std::ceil(time_after(t, static_cast<double>(cycles), beside_rate_[p], busy) - t));
+      }
+      pipe_free_[p] = start + taken;
       end = std::max(end, pipe_free_[p]);
       continue;
     }
@@ -462,19 +503,9 @@ Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycl
     advance_pipe(p, now);
     shares.push_back({slot, static_cast<double>(cycles), 0});
     share_finish_times(p);
-    for (const PipeShare& s : shares) {
-      if (s.slot == slot) {
-        end = std::max(end, s.finish);
-        continue;
-      }
-      // Another WarpGroup's BUBBLE on this pipe now shares it: it ends later.
-      WarpGroup& other = warpgroups_[s.slot];
-      if (s.finish > other.ready_at) {
-        bubble_cycles_.add(s.finish - other.ready_at);
-        other.ready_at = s.finish;
-        stretch_fp32_load(s.slot, now);
-      }
-    }
+    for (const PipeShare& s : shares)
+      if (s.slot == slot) end = std::max(end, s.finish);
+    stretch_shares(p, slot, now);
   }
   if (work.fp32 > 0) {
     const double fp32_cycles = static_cast<double>(work.fp32) / lanes_[kFp32];
@@ -482,6 +513,33 @@ Cycle WarpGroupSm::compute_end(std::uint32_t slot, const ComputeWork& work, Cycl
     tensor_core_->fp32_load(now, slot, fp32_loads_[slot].fraction, end);
   }
   return end;
+}
+
+void WarpGroupSm::stretch_shares(int p, std::uint32_t except, Cycle now) {
+  for (const PipeShare& s : shares_[p]) {
+    if (s.slot == except) continue;
+    // Another WarpGroup's BUBBLE on this pipe now takes longer: it ends later.
+    WarpGroup& other = warpgroups_[s.slot];
+    if (s.finish > other.ready_at) {
+      bubble_cycles_.add(s.finish - other.ready_at);
+      other.ready_at = s.finish;
+      stretch_fp32_load(s.slot, now);
+    }
+  }
+}
+
+void WarpGroupSm::slow_pipes_until(Cycle busy_until, Cycle now) {
+  // The tensor core's busy end only moves later as WGMMAs are issued; an earlier estimate (the
+  // FP32 load fell) keeps the pipes slow until the one said before.
+  if (busy_until <= slow_until_) return;
+  for (int p = 0; p < kPipeCount; ++p)
+    if (beside_rate_[p] < 1 && !shares_[p].empty()) advance_pipe(p, now);
+  slow_until_ = busy_until;
+  for (int p = 0; p < kPipeCount; ++p) {
+    if (beside_rate_[p] >= 1 || shares_[p].empty()) continue;
+    share_finish_times(p);
+    stretch_shares(p, max_warpgroups_, now);  // no slot is issuing a BUBBLE
+  }
 }
 
 void WarpGroupSm::stretch_fp32_load(std::uint32_t slot, Cycle now) {
@@ -499,13 +557,14 @@ void WarpGroupSm::advance_pipe(int p, Cycle now) {
   std::vector<PipeShare>& shares = shares_[p];
   double t = static_cast<double>(pipe_clock_[p]);
   const auto until = static_cast<double>(now);
+  const double rate = beside_rate_[p], slow = static_cast<double>(slow_until_);
   while (!shares.empty() && t < until) {
     double least = shares.front().remaining;
     for (const PipeShare& s : shares) least = std::min(least, s.remaining);
     const auto n = static_cast<double>(shares.size());
-    const double served = std::min(least, (until - t) / n);
+    const double served = std::min(least, work_between(t, until, rate, slow) / n);
     for (PipeShare& s : shares) s.remaining -= served;
-    t += served * n;
+    t = time_after(t, served * n, rate, slow);
     std::erase_if(shares, [](const PipeShare& s) { return s.remaining <= kShareEpsilon; });
   }
   // A BUBBLE whose end has come is over, whatever rounding left of it.
@@ -519,8 +578,10 @@ void WarpGroupSm::share_finish_times(int p) {
     return a.remaining != b.remaining ? a.remaining < b.remaining : a.slot < b.slot;
   });
   double t = static_cast<double>(pipe_clock_[p]), done = 0;
+  const double rate = beside_rate_[p], slow = static_cast<double>(slow_until_);
   for (std::size_t i = 0; i < shares.size(); ++i) {
-    t += (shares[i].remaining - done) * static_cast<double>(shares.size() - i);
+    t = time_after(t, (shares[i].remaining - done) * static_cast<double>(shares.size() - i), rate,
+                   slow);
     done = shares[i].remaining;
     shares[i].finish = static_cast<Cycle>(std::ceil(t - kShareEpsilon));
   }

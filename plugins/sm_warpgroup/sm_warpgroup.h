@@ -147,6 +147,12 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void advance_pipe(int p, Cycle now);
   /// Each share's finish cycle if no other BUBBLE joins pipe `p`.
   void share_finish_times(int p);
+  /// Lengthens the BUBBLEs of the WarpGroups (but `except`) whose work on pipe `p` now finishes
+  /// later.
+  void stretch_shares(int p, std::uint32_t except, Cycle now);
+  /// The tensor core is busy until `busy_until`: the fair pipes that slow beside it serve their
+  /// BUBBLEs at their reduced rate until then.
+  void slow_pipes_until(Cycle busy_until, Cycle now);
   /// `slot`'s BUBBLE now ends later: its FP32 cycles left spread over the longer rest.
   void stretch_fp32_load(std::uint32_t slot, Cycle now);
   void close_bubble(WarpGroup& w);
@@ -165,6 +171,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
   std::array<double, kPipeCount> lanes_{};
+  std::array<double, kPipeCount> beside_rate_{};  ///< beside a running tensor core
+  bool slows_beside_wgmma_ = false;               ///< some beside_rate_ is below 1
+  Cycle slow_until_ = 0;  ///< fair: the slowed pipes run at beside_rate_ until then
   std::array<Cycle, kPipeCount> pipe_free_{};              ///< fifo
   std::array<std::vector<PipeShare>, kPipeCount> shares_;  ///< fair: the BUBBLEs on it
   std::array<Cycle, kPipeCount> pipe_clock_{};             ///< fair: served up to

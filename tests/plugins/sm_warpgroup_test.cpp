@@ -520,6 +520,65 @@ TEST(SmWarpGroup, Fp32WorkBesideTheTensorCoreSlowsItsWgmmas) {
   EXPECT_EQ(coupled.spans_of(0, 1, "bubble"), alone.spans_of(0, 1, "bubble"));
 }
 
+// sfu_rate_beside_wgmma (and alu_, fp32_): a pipe runs at that fraction of its rate while the
+// tensor core executes the WGMMAs issued before the BUBBLE. WG0 issues four m64n128k16 (the
+// pipeline busy [0, 256)) and waits; WG1's 4096 MUFU elements (256 cycles alone) start at s: at
+// half rate until 256 they serve (256 - s) / 2, the rest at full rate, so the BUBBLE lasts
+// (256 - s) + 256 - (256 - s) / 2. A rate of 1 leaves it as it was; ALU work keeps its own rate.
+TEST(SmWarpGroup, PipesBesideARunningTensorCoreRunAtTheirRate) {
+  auto run = [](double sfu_rate, ComputeWork beside) {
+    HarnessConfig config;
+    config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
+        {{"pipe_sharing", std::string("fair")}, {"sfu_rate_beside_wgmma", sfu_rate}});
+    config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>({});
+    CtaBuilder cta(0);
+    WarpGroupBuilder mma = cta.warpgroup();
+    for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
+    mma.commit(0).wgmma_wait(0).exit();
+    cta.warpgroup().compute(0, beside).exit();
+    return run_both(config, workload_of({cta.program()}));
+  };
+  const ComputeWork sfu{0, 0, 4096}, alu{0, 16384, 0};
+  const RunResult alone = run(1.0, sfu), slowed = run(0.5, sfu);
+  const std::vector<Span> spans = alone.spans_of(0, 1, "bubble");
+  ASSERT_EQ(spans.size(), 1u);
+  const Cycle s = spans[0].begin;
+  ASSERT_LT(s, 256u);
+  EXPECT_EQ(spans[0].end, s + 256);
+  const std::vector<Span> stretched = slowed.spans_of(0, 1, "bubble");
+  ASSERT_EQ(stretched.size(), 1u);
+  EXPECT_EQ(stretched[0].begin, s);
+  EXPECT_EQ(stretched[0].end, 256 + 256 - (256 - s) / 2);
+  EXPECT_EQ(stat(slowed, "sfu_pipe_busy_cycles"), 256u);  // the pipe's work at its full rate
+  // The WGMMAs are not slowed: WG0 is done as before.
+  EXPECT_EQ(slowed.spans_of(0, 0, "wgmma"), alone.spans_of(0, 0, "wgmma"));
+  EXPECT_EQ(run(0.5, alu).spans_of(0, 1, "bubble"), run(1.0, alu).spans_of(0, 1, "bubble"));
+}
+
+// With fair pipes the WGMMAs issued after a BUBBLE began slow it too. WG0's 4096 MUFU elements
+// start at b; WG1 then issues four m64n128k16 from cycle f on, each before the pipeline is done
+// with the last, so the pipe runs at half rate from f to f + 256: by then it has served
+// (f - b) + 128, and the rest at full rate ends the BUBBLE at f + 256 + 128 - (f - b) = b + 384.
+TEST(SmWarpGroup, FairPipesSlowBesideWgmmasIssuedAfterTheBubbleBegan) {
+  HarnessConfig config;
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
+      {{"pipe_sharing", std::string("fair")}, {"sfu_rate_beside_wgmma", 0.5}});
+  config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>({});
+  CtaBuilder cta(0);
+  cta.warpgroup().compute(0, {0, 0, 4096}).exit();
+  WarpGroupBuilder mma = cta.warpgroup();
+  for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
+  mma.commit(0).wgmma_wait(0).exit();
+  const RunResult r = run_both(config, workload_of({cta.program()}));
+  const std::vector<Span> bubble = r.spans_of(0, 0, "bubble");
+  ASSERT_EQ(bubble.size(), 1u);
+  const std::vector<Span> wgmmas = r.spans_of(0, 1, "wgmma");
+  ASSERT_EQ(wgmmas.size(), 4u);
+  ASSERT_GT(wgmmas[0].begin, bubble[0].begin);
+  ASSERT_LT(wgmmas[3].begin, wgmmas[0].begin + 64);
+  EXPECT_EQ(bubble[0].end, bubble[0].begin + 384);
+}
+
 // A short BUBBLE beside a long one is done after twice its own work, not after the long one.
 TEST(SmWarpGroup, FairPipesFinishAShortBubbleFirst) {
   HarnessConfig config;
@@ -656,7 +715,10 @@ TEST(SmWarpGroup, RandomProgramsAgreeInBothSteppings) {
     config.max_cycles = 3000;
     if (round % 3 == 0)
       config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
-          {{"pipe_sharing", std::string("fair")}, {"exit_waits_for_stores", round % 2 == 0}});
+          {{"pipe_sharing", std::string("fair")},
+           {"exit_waits_for_stores", round % 2 == 0},
+           {"alu_rate_beside_wgmma", 0.5},
+           {"sfu_rate_beside_wgmma", 0.75}});
     // Every fourth round the tensor core is wgmma.half_n, slowed by the compute BUBBLEs' FP32.
     if (round % 4 == 1)
       config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>(
@@ -739,7 +801,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores",
                                            "tma_issue_hold", "tma_issue_interval",
                                            "mb_wait_cycles", "fp32_lanes", "alu_lanes",
-                                           "sfu_lanes", "dispatch_lanes"}));
+                                           "sfu_lanes", "dispatch_lanes", "fp32_rate_beside_wgmma",
+                                           "alu_rate_beside_wgmma", "sfu_rate_beside_wgmma"}));
   std::set<std::string> declared;
   for (const StatSpec& s : schema.stats()) {
     declared.insert("sm[0]." + s.name);
