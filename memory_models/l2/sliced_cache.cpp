@@ -7,6 +7,13 @@
 
 #include "simfa/error.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#else
+#include <cstdlib>
+#include <cstring>
+#endif
+
 namespace simfa::memory_models {
 
 namespace {
@@ -150,9 +157,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
   meta_words_ = (assoc_ + 7) / 8;
   tag_word_ = (2 * meta_words_ + 4 + 7) / 8 * 8;         // whole 64-byte lines
   block_words_ = (tag_word_ + assoc_ + 7) / 8 * 8;
-  blocks_.assign(sets * block_words_ + 7, 0);
-  const auto misalignment = reinterpret_cast<std::uintptr_t>(blocks_.data()) % 64 / 8;
-  block_base_ = blocks_.data() + (8 - misalignment) % 8;
+  blocks_ = HostTable(sets * block_words_ * sizeof(std::uint64_t));
+  block_base_ = static_cast<std::uint64_t*>(blocks_.data());
   dirty_.assign(sets * assoc_, 0);
 
   const std::uint32_t buckets = std::min<std::uint32_t>(mshrs_, 16);
@@ -178,6 +184,54 @@ void SlicedCache::connect(const SliceMap& slice_map, MemoryPort& dram) {
 
 void SlicedCache::finish(Cycle end) {
   for (Slice& s : slice_state_) occupancy_changed(s, end);
+}
+
+HostTable::HostTable(std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(__linux__)
+  // Anonymous memory comes zeroed. The mapping is padded so that the table can start on a 2 MiB
+  // boundary: the kernel backs only aligned 2 MiB stretches with huge pages.
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t padded = bytes + kHuge;
+  void* p = mmap(nullptr, padded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error("l2: cannot map " + std::to_string(padded) + " bytes for the tag array");
+  mapping_ = p;
+  mapping_bytes_ = padded;
+  const auto start = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+  data_ = reinterpret_cast<void*>(start);
+  // Advice only: without huge pages the table works the same, on 4 KiB pages.
+  madvise(data_, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+#else
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  mapping_ = std::aligned_alloc(64, rounded);
+  if (mapping_ == nullptr)
+    throw Error("l2: cannot allocate " + std::to_string(rounded) + " bytes for the tag array");
+  std::memset(mapping_, 0, rounded);
+  mapping_bytes_ = rounded;
+  data_ = mapping_;
+#endif
+}
+
+HostTable& HostTable::operator=(HostTable&& other) noexcept {
+  if (this != &other) {
+    release();
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+  }
+  return *this;
+}
+
+void HostTable::release() {
+  if (mapping_ == nullptr) return;
+#if defined(__linux__)
+  munmap(mapping_, mapping_bytes_);
+#else
+  std::free(mapping_);
+#endif
+  mapping_ = nullptr;
+  data_ = nullptr;
 }
 
 SlicedCache::Divisor::Divisor(std::uint64_t d) {

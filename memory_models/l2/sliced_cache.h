@@ -17,7 +17,9 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "line_table.h"
@@ -29,6 +31,30 @@
 #include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
+
+/// Zeroed host memory for a table read at random, such as the L2's tag array (6 MB for the
+/// H200's 60 MiB): on Linux it asks for 2 MiB pages (transparent huge pages, madvise), so that
+/// a lookup needs one TLB entry per 2 MiB of the table instead of one per 4 KiB; elsewhere, or
+/// where the kernel has none to give, ordinary pages. Aligned to 64 bytes.
+class HostTable {
+ public:
+  HostTable() = default;
+  explicit HostTable(std::size_t bytes);
+  HostTable(HostTable&& other) noexcept { *this = std::move(other); }
+  HostTable& operator=(HostTable&& other) noexcept;
+  HostTable(const HostTable&) = delete;
+  HostTable& operator=(const HostTable&) = delete;
+  ~HostTable() { release(); }
+
+  void* data() const { return data_; }
+
+ private:
+  void release();
+
+  void* mapping_ = nullptr;
+  std::size_t mapping_bytes_ = 0;
+  void* data_ = nullptr;
+};
 
 class SlicedCache : public L2Cache, private EventTarget, private MemClient {
  public:
@@ -270,7 +296,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::size_t block_words_ = 0;
   std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of replacement bytes follow
   std::size_t tag_word_ = 0;    ///< where a block's tags start
-  std::vector<std::uint64_t> blocks_;    ///< the storage, with room to align the first block
+  HostTable blocks_;            ///< the storage
   std::uint64_t* block_base_ = nullptr;  ///< the first block, on a 64-byte boundary
   std::vector<std::uint32_t> dirty_;     ///< per way: dirty sectors, valid where dirty_mask says
 

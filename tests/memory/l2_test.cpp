@@ -407,6 +407,28 @@ TEST(UnifiedL2, EveryRequestIsAnsweredOnceUnderPressure) {
   EXPECT_TRUE(rig.bench.events.empty());
 }
 
+// The tag array's storage: zeroed, on 64-byte boundaries (a set's lookup reads whole host cache
+// lines), and handed over intact by a move.
+TEST(HostTable, ZeroedAlignedAndMovable) {
+  for (const std::size_t bytes : {std::size_t{64}, std::size_t{3} << 20, std::size_t{5000}}) {
+    HostTable table(bytes);
+    auto* words = static_cast<std::uint64_t*>(table.data());
+    ASSERT_NE(words, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(words) % 64, 0u) << bytes;
+    const std::size_t n = bytes / sizeof(std::uint64_t);
+    EXPECT_TRUE(std::all_of(words, words + n, [](std::uint64_t w) { return w == 0; })) << bytes;
+    words[n - 1] = 42;
+    HostTable moved(std::move(table));
+    EXPECT_EQ(table.data(), nullptr);  // NOLINT(bugprone-use-after-move): the contract
+    EXPECT_EQ(moved.data(), words);
+    EXPECT_EQ(words[n - 1], 42u);
+    HostTable assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.data(), words);
+  }
+  EXPECT_EQ(HostTable(0).data(), nullptr);
+}
+
 TEST(UnifiedL2, SizeMustGiveAWholeNumberOfSets) {
   L2Bench<> bench;
   try {
