@@ -258,25 +258,27 @@ void SlicedCache::count_arrival(const MemRequest& request) {
 
 void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {
   Slice& s = slice_state_[slice];
-  const std::uint32_t p = allocate_pending(request, now, route);
+  const std::uint64_t line = line_of(request.addr);
+  const Queued q{line, allocate_pending(request, now, route),
+                 static_cast<std::uint32_t>(block_of(slice, line))};
   // A scheduled drain, an MSHR release or the drain on the stack gets to it; otherwise the
   // slice is idle and takes it now.
   if (s.wake_pending || s.blocked || s.draining || !s.queue.empty()) {
-    s.queue.push(p);
+    s.queue.push(q);
     if (!s.wake_pending && !s.blocked && !s.draining) drain(slice, now);
     return;
   }
   // The usual case, an idle slice with an empty queue: drain() of a queue holding only this
   // request, without queueing it.
   if (s.next_free >= (now + 1) << kRateShift) {  // this cycle's bandwidth is spent
-    s.queue.push(p);
+    s.queue.push(q);
     s.wake_pending = true;
     events_.schedule(s.next_free >> kRateShift, *this, slice, Priority::kMemory);
     return;
   }
   s.draining = true;
-  if (!access(slice, p, now)) {  // no MSHR: wait for a fill to free one
-    s.queue.push(p);
+  if (!access(slice, q, now)) {  // no MSHR: wait for a fill to free one
+    s.queue.push(q);
     s.blocked = true;
     s.draining = false;
     return;
@@ -365,9 +367,9 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
       events_.schedule(s.next_free >> kRateShift, *this, slice, Priority::kMemory);
       break;
     }
-    const std::uint32_t p = s.queue.front();
-    const Cycle arrival = pending_[p].arrival();
-    if (!access(slice, p, now)) {  // no MSHR: wait for a fill to free one
+    const Queued q = s.queue.front();
+    const Cycle arrival = pending_[q.p].arrival();
+    if (!access(slice, q, now)) {  // no MSHR: wait for a fill to free one
       s.blocked = true;
       break;
     }
@@ -375,16 +377,28 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
     s.stats.queue_wait_cycles->add(now - arrival);
     s.next_free = std::max(s.next_free, now << kRateShift) + interval_;
   }
+  if (s.wake_pending) {
+    // The next head is served at the drain just scheduled, a few cycles on: start fetching its
+    // entry, its set and, for a miss, its MSHR bucket, which it may have waited for long enough
+    // to leave the host's caches (docs/performance.md §8).
+    const Queued next = s.queue.front();
+    __builtin_prefetch(&pending_[next.p]);
+    const std::uint64_t* set = block(next.block);
+    __builtin_prefetch(set);
+    __builtin_prefetch(tags(set));
+    s.mshr_lines.prefetch(next.line);
+  }
   s.draining = false;
 }
 
-bool SlicedCache::access(std::uint32_t slice, std::uint32_t p, Cycle now) {
+bool SlicedCache::access(std::uint32_t slice, Queued q, Cycle now) {
   Slice& s = slice_state_[slice];
+  const std::uint32_t p = q.p;
   // Copies: the hooks may add pending requests, which can move the pool.
   const MemRequest request = pending_[p].request();
   const Route route = pending_[p].route();
-  const std::uint64_t line = line_of(request.addr);
-  const Way way = find(slice, line);
+  const std::uint64_t line = q.line;
+  const Way way{q.block, find_in(block(q.block), line)};
 
   if (!way.found() && route.shadow) {  // the shadow copy was evicted while the request waited
     free_pending(p);

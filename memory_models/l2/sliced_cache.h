@@ -161,6 +161,14 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   };
 
   using RequestQueue = RingQueue<std::uint32_t>;  ///< pending-request indices
+  // A request queued at a slice: its pending entry, its line and the set it looks up (block_of,
+  // below 2^26: size is at most 1 GiB, a line at least 16 bytes), known without reading the
+  // entry, so that the drain before its own can start fetching what it reads.
+  struct Queued {
+    std::uint64_t line;
+    std::uint32_t p;
+    std::uint32_t block;
+  };
 
   struct SliceStats {
     Counter* hits;
@@ -171,7 +179,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   };
 
   struct Slice {
-    RequestQueue queue;
+    RingQueue<Queued> queue;
     std::uint64_t next_free = 0;  ///< when the slice takes its next request, in 1/2^16 cycles
     bool wake_pending = false;    ///< a drain event is scheduled
     bool blocked = false;         ///< the queue's head waits for an MSHR
@@ -208,8 +216,8 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   void on_response(Cycle now, const MemRequest& request) override;
 
   void drain(std::uint32_t slice, Cycle now);
-  /// Serves the queue head `p` at `slice`; false when it needs an MSHR and none is free.
-  bool access(std::uint32_t slice, std::uint32_t p, Cycle now);
+  /// Serves the queue head `q` at `slice`; false when it needs an MSHR and none is free.
+  bool access(std::uint32_t slice, Queued q, Cycle now);
   void respond(std::uint32_t p, Cycle when);
   std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route);
 
