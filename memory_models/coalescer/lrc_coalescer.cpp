@@ -70,6 +70,8 @@ LrcCoalescer::LrcCoalescer(const BuildContext& context)
       forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)),
       predictor_(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1))) {
   if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
+  sm_group_.resize(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1)));
+  for (std::uint32_t sm = 0; sm < sm_group_.size(); ++sm) sm_group_[sm] = group_of(sm);
 }
 
 void LrcCoalescer::send(Cycle now, const MemRequest& request) {
@@ -84,27 +86,21 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
     if (open == LineChains::kNone) {
       windows.insert(line, e, window_line(), window_link());
       entries_[e].window = true;
-    } else if (const Entry& first = entries_[open];
+    } else if (Entry& first = entries_[open];
                first.addr <= request.addr &&
                request.addr + request.bytes <= first.addr + first.bytes) {
-      if (max_merged_ != 0 && merged_into(open) == max_merged_) {
+      if (max_merged_ != 0 && first.merged == max_merged_) {
         // The window is full: this read goes on to the L2 and opens the line's next window.
         windows.erase(line, open, window_link());
-        entries_[open].window = false;
+        first.window = false;
         windows.insert(line, e, window_line(), window_link());
         entries_[e].window = true;
         forward(now, request, e);
         return;
       }
-      // Append to the circular list of merged requests, known by its last.
-      const std::uint32_t last = first.next;
-      if (last == kNone) {
-        entries_[e].next = e;
-      } else {
-        entries_[e].next = entries_[last].next;
-        entries_[last].next = e;
-      }
-      entries_[open].next = e;
+      entries_[e].next = first.next;
+      first.next = e;
+      if (max_merged_ != 0) ++first.merged;
       merged_.add();
       return;
     }
@@ -120,14 +116,6 @@ void LrcCoalescer::forward(Cycle now, const MemRequest& request, std::uint32_t e
   l2_->send(now, forwarded);
 }
 
-std::uint32_t LrcCoalescer::merged_into(std::uint32_t read) const {
-  const std::uint32_t last = entries_[read].next;
-  if (last == kNone) return 0;
-  std::uint32_t n = 1;
-  for (std::uint32_t m = entries_[last].next; m != last; m = entries_[m].next) ++n;
-  return n;
-}
-
 void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   const auto e = static_cast<std::uint32_t>(response.token);
   if (e + kPrefetchAhead < entries_.size()) __builtin_prefetch(&entries_[e + kPrefetchAhead]);
@@ -136,17 +124,24 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   // on_response, and that request must not join a read that has already returned.
   if (done.window) window_table(done.sm).erase(line_of(done.addr), e, window_link());
   release(e);
-  done.client->on_response(now, done.request());
-  if (done.next == kNone) return;
-  // The merged requests in arrival order: from the first (the last's next) to the last.
-  const std::uint32_t last = done.next;
-  for (std::uint32_t m = entries_[last].next;;) {
-    const Entry waiter = entries_[m];  // copy, then free: a re-entrant send may reuse the slot
+  if (done.next == kNone) {
+    done.client->on_response(now, done.request());
+    return;
+  }
+  // Copy the merged requests out (newest first) and free them before anyone is answered: a
+  // re-entrant send may reuse their entries. The buffer is taken, not shared, for the same reason.
+  std::vector<MemRequest> waiters = std::move(answering_);
+  waiters.clear();
+  for (std::uint32_t m = done.next; m != kNone;) {
+    const Entry& waiter = entries_[m];
+    waiters.push_back(waiter.request());
     release(m);
-    waiter.client->on_response(now, waiter.request());
-    if (m == last) break;
     m = waiter.next;
   }
+  done.client->on_response(now, done.request());
+  // The merged requests in arrival order.
+  for (auto it = waiters.rbegin(); it != waiters.rend(); ++it) it->client->on_response(now, *it);
+  if (waiters.capacity() > answering_.capacity()) answering_ = std::move(waiters);
 }
 
 std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
@@ -173,8 +168,14 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   used_[e / 64] |= std::uint64_t{1} << (e % 64);
   ++in_use_;
   cursor_ = e + 1 == entries_.size() ? 0 : e + 1;
-  entries_[e] = Entry{request.addr, request.token, request.client, request.bytes, kNone,
-                      kNone,        request.sm,    request.write,  false};
+  Entry entry;
+  entry.addr = request.addr;
+  entry.token = request.token;
+  entry.client = request.client;
+  entry.bytes = request.bytes;
+  entry.sm = request.sm;
+  entry.write = request.write ? 1 : 0;
+  entries_[e] = entry;
   return e;
 }
 
@@ -184,6 +185,7 @@ std::uint32_t LrcCoalescer::group_of(std::uint32_t sm) const {
 }
 
 LineChains& LrcCoalescer::window_table(std::uint32_t sm) {
+  if (sm < sm_group_.size()) return windows_[sm_group_[sm]];
   const std::uint32_t group = group_of(sm);
   // An SM beyond gpu.sm_count adds its group.
   if (group >= windows_.size()) windows_.resize(group + 1, LineChains(8, kBucketsPerWindow));

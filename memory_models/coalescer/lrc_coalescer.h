@@ -39,16 +39,21 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     std::uint64_t token = 0;
     MemClient* client = nullptr;
     std::uint32_t bytes = 0;
-    // Forwarded read: the last of its merged requests (kNone: none), whose `next` is the first.
-    // Merged request: the next one, circularly.
+    // Forwarded read: the last of its merged requests (kNone: none). Merged request: the one
+    // merged before it (kNone: the first). Appending so touches the forwarded read alone, and
+    // the response, which reads every merged request anyway, answers them from a copy in
+    // arrival order.
     std::uint32_t next = kNone;
     std::uint32_t window_link = kNone;  ///< forwarded read owning a window: its bucket chain
     std::uint16_t sm = 0;
-    bool write = false;
-    bool window = false;  ///< forwarded read that owns its line's merge window
+    // Forwarded read: its merged requests while max_merged limits them (<= 1024), else 0.
+    std::uint16_t merged : 14 = 0;
+    std::uint16_t write : 1 = 0;
+    std::uint16_t window : 1 = 0;  ///< forwarded read that owns its line's merge window
 
-    MemRequest request() const { return MemRequest{addr, bytes, sm, write, token, client}; }
+    MemRequest request() const { return MemRequest{addr, bytes, sm, write != 0, token, client}; }
   };
+  static_assert(sizeof(Entry) == 40);
 
   void on_response(Cycle now, const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
@@ -57,8 +62,6 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     --in_use_;
   }
   void forward(Cycle now, const MemRequest& request, std::uint32_t e);
-  /// How many requests wait on the forwarded read `read`.
-  std::uint32_t merged_into(std::uint32_t read) const;
   std::uint32_t group_of(std::uint32_t sm) const;
   LineChains& window_table(std::uint32_t sm);
   std::uint64_t line_of(Addr addr) const {
@@ -78,6 +81,8 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::uint32_t line_bytes_;
   int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
   std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry
+  // Per SM: its group, so that a request's table costs a load rather than group_of's divisions.
+  std::vector<std::uint32_t> sm_group_;
   // Entries are taken in a circle (the next free one after the last taken), so that requests
   // sent together sit together, and responses, which mostly come back in the order their
   // requests were sent, read the entries in order: each prefetches the one kPrefetchAhead on.
@@ -87,7 +92,8 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::vector<Entry> entries_;
   std::vector<std::uint64_t> used_;  ///< bit e: entry e is taken
   std::uint32_t in_use_ = 0;
-  std::uint32_t cursor_ = 0;  ///< where the search for a free entry starts
+  std::vector<MemRequest> answering_;  ///< on_response's copies of merged requests, reused
+  std::uint32_t cursor_ = 0;           ///< where the search for a free entry starts
 
   Counter& requests_;
   Counter& merged_;

@@ -131,6 +131,47 @@ TEST(LrcCoalescer, MaxMergedOpensTheLinesNextWindow) {
   EXPECT_EQ(rig.client.at(9), 58u);
 }
 
+// The forwarded read first, then its merged reads in arrival order, whether or not max_merged
+// counts them, for SMs within gpu.sm_count (132 here) and beyond it (whose group is computed on
+// the fly rather than looked up).
+TEST(LrcCoalescer, MergedReadsAreAnsweredInArrivalOrder) {
+  for (const std::int64_t max_merged : {std::int64_t{0}, std::int64_t{5}}) {
+    for (const std::uint16_t first_sm : {std::uint16_t{0}, std::uint16_t{640}}) {
+      Rig<LrcCoalescer> rig({{"group_size", std::int64_t{16}}, {"max_merged", max_merged}});
+      for (std::uint64_t t = 0; t < 6; ++t)
+        rig.send_at(t, read_request(kX, t + 1, rig.client,
+                                    static_cast<std::uint16_t>(first_sm + (t * 7) % 16)));
+      rig.bench.events.run();
+      ASSERT_EQ(rig.l2.sent.size(), 1u) << max_merged << " " << first_sm;
+      ASSERT_EQ(rig.client.responses.size(), 6u);
+      for (std::uint64_t t = 0; t < 6; ++t) {
+        EXPECT_EQ(rig.client.responses[t].request.token, t + 1) << max_merged << " " << first_sm;
+        EXPECT_EQ(rig.client.responses[t].request.sm, first_sm + (t * 7) % 16);
+        EXPECT_EQ(rig.client.responses[t].at, 50u);
+      }
+    }
+  }
+}
+
+// max_merged counts the reads merged into each window, not into every window of the line: the
+// line's second window takes max_merged reads of its own while the first is still in flight.
+TEST(LrcCoalescer, EachWindowCountsItsOwnMergedReads) {
+  Rig<LrcCoalescer> rig({{"group_size", std::int64_t{16}}, {"max_merged", std::int64_t{2}}});
+  for (std::uint64_t t = 0; t < 7; ++t)
+    rig.send_at(t, read_request(kX, t + 1, rig.client, static_cast<std::uint16_t>(t)));
+  rig.send_at(60, read_request(kX, 8, rig.client, 0));  // after both windows closed
+  rig.bench.events.run();
+  // Windows: {1, 2, 3} sent at 0, {4, 5, 6} at 3, {7} at 6, {8} at 60.
+  ASSERT_EQ(rig.l2.sent.size(), 4u);
+  EXPECT_EQ(rig.l2.sent[1].at, 3u);
+  EXPECT_EQ(rig.l2.sent[2].at, 6u);
+  EXPECT_EQ(rig.stat("merged"), 4u);
+  for (std::uint64_t t = 1; t <= 3; ++t) EXPECT_EQ(rig.client.at(t), 50u) << t;
+  for (std::uint64_t t = 4; t <= 6; ++t) EXPECT_EQ(rig.client.at(t), 53u) << t;
+  EXPECT_EQ(rig.client.at(7), 56u);
+  EXPECT_EQ(rig.client.at(8), 110u);
+}
+
 TEST(LrcCoalescer, AGroupSizeThatIsNotANumberIsAnError) {
   for (const char* bad : {"16,x", "16,,2", "0", "16,2000", "16,"}) {
     MemoryBench bench;
