@@ -493,6 +493,17 @@ TEST(SmWarpGroup, FairPipesShareAmongTheBubblesUsingThem) {
   EXPECT_EQ(stat(r, "bubble_cycles"), 127u + 100u + 127u);
 }
 
+// One CTA: WarpGroup 0 issues four m64n128k16 and waits for them, WarpGroup 1 runs `beside` as a
+// compute BUBBLE.
+Workload wgmmas_beside(const ComputeWork& beside) {
+  CtaBuilder cta(0);
+  WarpGroupBuilder mma = cta.warpgroup();
+  for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
+  mma.commit(0).wgmma_wait(0).exit();
+  cta.warpgroup().compute(0, beside).exit();
+  return workload_of({cta.program()});
+}
+
 // The SM tells its tensor core how much of the FP32 pipe each compute BUBBLE holds (its FP32
 // cycles over its length); with wgmma.half_n's fp32_share the WGMMAs beside FP32 work slow down.
 // WG0 issues four m64n128k16 WGMMAs (256 pipeline cycles) and waits; WG1's BUBBLE holds the whole
@@ -504,12 +515,7 @@ TEST(SmWarpGroup, Fp32WorkBesideTheTensorCoreSlowsItsWgmmas) {
         plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"pipe_sharing", std::string("fair")}});
     config.tensor_core =
         plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>({{"fp32_share", share}});
-    CtaBuilder cta(0);
-    WarpGroupBuilder mma = cta.warpgroup();
-    for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
-    mma.commit(0).wgmma_wait(0).exit();
-    cta.warpgroup().compute(0, beside).exit();
-    return run_both(config, workload_of({cta.program()}));
+    return run_both(config, wgmmas_beside(beside));
   };
   const ComputeWork fp32{16384, 0, 0}, alu{0, 8192, 0};
   const RunResult alone = run(0.0, fp32), coupled = run(0.87, fp32), alu_beside = run(0.87, alu);
@@ -531,12 +537,7 @@ TEST(SmWarpGroup, PipesBesideARunningTensorCoreRunAtTheirRate) {
     config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>(
         {{"pipe_sharing", std::string("fair")}, {"sfu_rate_beside_wgmma", sfu_rate}});
     config.tensor_core = plugin_slot<TensorCoreEngine, engines::WgmmaHalfN>({});
-    CtaBuilder cta(0);
-    WarpGroupBuilder mma = cta.warpgroup();
-    for (int i = 0; i < 4; ++i) mma.wgmma(64, 128, 16, 0);
-    mma.commit(0).wgmma_wait(0).exit();
-    cta.warpgroup().compute(0, beside).exit();
-    return run_both(config, workload_of({cta.program()}));
+    return run_both(config, wgmmas_beside(beside));
   };
   const ComputeWork sfu{0, 0, 4096}, alu{0, 16384, 0};
   const RunResult alone = run(1.0, sfu), slowed = run(0.5, sfu);
