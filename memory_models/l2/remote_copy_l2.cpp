@@ -1,6 +1,7 @@
 #include "remote_copy_l2.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "sm_groups.h"
@@ -17,21 +18,23 @@ const char* const kFabricReadsDoc =
 const char* const kInsertionsDoc = "shadow copies inserted into the near partition";
 const char* const kSliceInsertionsDoc = "shadow copies inserted into this slice";
 
-// The partition each SM is near, by sm_partition.
+// The partition each SM is near, by sm_partition, for every SM index a request can carry (the
+// rules extend past gpu.sm_count as `halves` always did).
 std::vector<std::uint8_t> near_partitions(const BuildContext& context) {
   const auto sms = static_cast<std::size_t>(std::max(context.gpu.sm_count, 1));
   const std::string rule = context.params.string("sm_partition");
-  std::vector<std::uint8_t> near(sms);
+  std::vector<std::uint8_t> near(std::size_t{std::numeric_limits<decltype(MemRequest::sm)>::max()} +
+                                 1);
   if (rule == "gpcs") {
     const std::vector<std::uint32_t> period = sm_group_period(context.params, "gpc_sizes");
     if (period.empty())
       context.params.fail("gpc_sizes", "sm_partition = \"gpcs\" needs the GPCs' sizes");
     const std::uint32_t gpcs = period.back() + 1;
-    for (std::size_t sm = 0; sm < sms; ++sm)
+    for (std::size_t sm = 0; sm < near.size(); ++sm)
       near[sm] =
           static_cast<std::uint8_t>((sm / period.size() * gpcs + period[sm % period.size()]) % 2);
   } else {
-    for (std::size_t sm = 0; sm < sms; ++sm)
+    for (std::size_t sm = 0; sm < near.size(); ++sm)
       near[sm] = static_cast<std::uint8_t>(rule == "alternate" ? sm % 2 : 2 * sm >= sms);
   }
   return near;

@@ -49,7 +49,7 @@ class RemoteCopyL2 final : public SlicedCache {
   Cycle far_latency_;
   double max_insert_probability_;
   double occupancy_threshold_;
-  std::vector<std::uint8_t> near_partition_;  ///< by SM (sm_partition)
+  std::vector<std::uint8_t> near_partition_;  ///< by SM index, all 2^16 (sm_partition)
   std::uint64_t rng_state_;
 
   Counter& far_requests_;

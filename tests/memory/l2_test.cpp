@@ -508,6 +508,9 @@ TEST(RemoteCopyL2, GpcsPlaceWholeGpcsInTurn) {
   std::vector<std::uint32_t> near;
   for (std::uint32_t sm = 0; sm < 7; ++sm) near.push_back(rig.l2->partition_of_sm(sm));
   EXPECT_EQ(near, (std::vector<std::uint32_t>{0, 1, 1, 0, 1, 1, 0}));
+  // SM indices past gpu.sm_count follow the rules on; halves puts them in partition 1.
+  EXPECT_EQ(rig.l2->partition_of_sm(10), 1u);  // GPC 7
+  EXPECT_EQ(remote(partitioned(2, 4, 0, 1)).l2->partition_of_sm(640), 1u);
   L2Bench<> bench(7);
   for (const char* bad : {"", "1,x", "0,2"})
     EXPECT_THROW(bench.make<RemoteCopyL2>(with(gpcs, {{"gpc_sizes", std::string(bad)}})),
