@@ -41,6 +41,12 @@ static __device__ __forceinline__ u64 gtimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+// The SM's cycle counter; the clobber keeps the compiler from moving memory operations across it.
+static __device__ __forceinline__ u64 clk() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
 static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }

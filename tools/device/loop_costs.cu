@@ -56,12 +56,6 @@ static __device__ __forceinline__ void mbar_poll(uint32_t bar, uint32_t parity) 
       "r"(parity)
       : "memory");
 }
-static __device__ __forceinline__ u64 clk() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
-
 // out[0]: cycles of the timed part, out[1]: its %globaltimer ns, out[2]: a second time (issue:
 // until every copy landed).
 __global__ void costs(const __grid_constant__ CUtensorMap map_a,

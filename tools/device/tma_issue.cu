@@ -31,12 +31,6 @@ constexpr uint32_t kCols = 4096, kRows = 512;  // 4 MiB of fp16, L2-resident aft
 constexpr int kTimed = 64;                     // timed issues a launch
 constexpr int kTrainCopies = 8;
 
-static __device__ __forceinline__ u64 clk() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
-
 // out[i]: the cycles of timed issue i.
 __global__ void issue(const __grid_constant__ CUtensorMap map,
                       const __grid_constant__ CUtensorMap big, int test, uint32_t box_bytes,
