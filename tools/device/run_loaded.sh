@@ -31,4 +31,4 @@ $NV -o /tmp/tma_issue "$HERE/tma_issue.cu" -lcuda && timeout 120 /tmp/tma_issue 
 echo "tma_issue rc=$?"
 kill $SMI_PID 2>/dev/null
 cat "$R/tma_loaded.csv" "$R/loop_costs.csv" "$R/tma_issue.csv"
-tar -C "$OUT" -czf "$OUT/results.tgz" r
+[ -n "${NO_PACK:-}" ] || tar -C "$OUT" -czf "$OUT/results.tgz" r

@@ -1,6 +1,10 @@
 """Proton instrumented traces of the Triton TMA kernels through an edited TTGIR (issue 7 recipe).
 
-  python3 triton_trace.py OUTDIR [CASE ...]      CASE = gemm:M,N,K | attn:Z,H,N_CTX
+  python3 triton_trace.py OUTDIR [CASE ...]      CASE = gemm:M,N,K[:CFG] | attn:Z,H,N_CTX
+
+CFG indexes triton_kernels.SUITE_CFGS (0: 128x128, 1: 128x256, 2: 64x128, GROUP_M=1); without it
+a GEMM runs GEMM_CFG (128x128, GROUP_M=8). Each config compiles to its own hash; all are
+instrumented.
 
 Steps (each Triton step in its own process, since Triton reads its knobs from the environment):
   1. dump   : TRITON_ALWAYS_COMPILE=1 TRITON_KERNEL_DUMP=1 TRITON_DUMP_DIR=OUTDIR/dump0 runs each
@@ -88,8 +92,8 @@ def instrument(text):
 
 
 def case_name(case):
-    kind, dims = case.split(":")
-    return f"{kind}_" + "x".join(dims.split(","))
+    kind, dims, *cfg = case.split(":")
+    return f"{kind}_" + "x".join(dims.split(",")) + "".join(f"_cfg{c}" for c in cfg)
 
 
 def child(mode, outdir, cases):
@@ -102,11 +106,12 @@ def child(mode, outdir, cases):
         import triton.profiler as proton
     results = {}
     for case in cases:
-        kind, dims = case.split(":")
+        kind, dims, *cfg = case.split(":")
         d = [int(x) for x in dims.split(",")]
         try:
             if kind == "gemm":
-                launch = tk.make_gemm_launch(d[0], d[1], d[2])[0]
+                gemm_cfg = tk.SUITE_CFGS[int(cfg[0])] if cfg else tk.GEMM_CFG
+                launch = tk.make_gemm_launch(d[0], d[1], d[2], gemm_cfg)[0]
             else:
                 launch = tk.make_attn_launch(d[0], d[1], d[2], 128, tk.ATTN_CFGS[0])[0]
             if mode == "dump":
@@ -166,19 +171,18 @@ def parent(outdir, cases):
     for kern in kernels:
         found = find_ttgirs(d0, kern)
         summary["steps"][f"{kern}_dumped"] = [os.path.relpath(x, outdir) for x in found]
-        if not found:
-            continue
-        src = found[-1]
-        h = os.path.basename(os.path.dirname(src))
-        text, sites = instrument(open(src).read())
-        os.makedirs(os.path.join(ov, h), exist_ok=True)
-        with open(os.path.join(ov, h, f"{kern}.ttgir"), "w") as f:
-            f.write(text)
-        shutil.copy(src, os.path.join(outdir, f"{kern}.orig.ttgir"))
-        shutil.copy(os.path.join(ov, h, f"{kern}.ttgir"), os.path.join(outdir, f"{kern}.instrumented.ttgir"))
-        with open(os.path.join(outdir, f"{kern}.sites.json"), "w") as f:
-            json.dump(dict(kernel=kern, hash=h, sites=sites), f, indent=1)
-        summary["steps"][f"{kern}_sites"] = len(sites)
+        for src in found:  # one hash a config
+            h = os.path.basename(os.path.dirname(src))
+            text, sites = instrument(open(src).read())
+            os.makedirs(os.path.join(ov, h), exist_ok=True)
+            with open(os.path.join(ov, h, f"{kern}.ttgir"), "w") as f:
+                f.write(text)
+            shutil.copy(src, os.path.join(outdir, f"{kern}.{h[:8]}.orig.ttgir"))
+            shutil.copy(os.path.join(ov, h, f"{kern}.ttgir"),
+                        os.path.join(outdir, f"{kern}.{h[:8]}.instrumented.ttgir"))
+            with open(os.path.join(outdir, f"{kern}.{h[:8]}.sites.json"), "w") as f:
+                json.dump(dict(kernel=kern, hash=h, sites=sites), f, indent=1)
+            summary["steps"][f"{kern}.{h[:8]}_sites"] = len(sites)
     env = dict(base, TRITON_KERNEL_OVERRIDE="1", TRITON_OVERRIDE_DIR=ov, TRITON_KERNEL_DUMP="1",
                TRITON_DUMP_DIR=d1)
     rc = run_child("trace", outdir, cases, env, 300)
