@@ -73,11 +73,13 @@ struct KvRefetch {
 /// its traversal was read by w, after which the LLC took in the rest (1 - u) of the n_w heads w
 /// streams, the Q and O tiles of one wave, and the first share u of the n_{w+1} heads w+1 streams:
 /// an LRU stack distance running linearly from n_w F + T to n_{w+1} F + T over the traversal, F
-/// the bytes one head streams. Under a causal mask F = q kvh with the streamed prefix share q
+/// the bytes one head streams. The distance counts bytes by the LLC capacity their copies take
+/// (llc_survival.h, near_copy_share): F kv_share, T already so weighed. Under a causal mask F = q kvh with the streamed prefix share q
 /// uniform around its mean (a wave's tiles run from short to long prefixes along a Q head); each
 /// re-fetch costs q kvh.
 KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::int64_t P,
-                     double kvh, double causal_fraction, double tile_bytes, double c_eff) {
+                     double kvh, double kv_share, double causal_fraction, double tile_bytes,
+                     double c_eff) {
   // Prefix shares: one point without a mask; with one, a midpoint rule over the widest interval
   // in [0, 1] whose mean is the streamed share.
   constexpr int kCausalPoints = 8;
@@ -85,12 +87,13 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
   const double q_lo = s.causal ? std::max(0.0, 2 * causal_fraction - 1) : 1.0;
   const double q_hi = s.causal ? std::min(1.0, 2 * causal_fraction) : 1.0;
   // The bytes re-fetched at one boundary between waves of na and nb heads.
+  const double kvd = kvh * kv_share;  // a head's K/V by the capacity it takes
   auto lost = [&](double na, double nb, double& distance) {
     double bytes = 0;
     distance = 0;
     for (int i = 0; i < points; ++i) {
       const double q = q_lo + (q_hi - q_lo) * (i + 0.5) / points;
-      const double d0 = na * q * kvh + tile_bytes, d1 = nb * q * kvh + tile_bytes;
+      const double d0 = na * q * kvd + tile_bytes, d1 = nb * q * kvd + tile_bytes;
       bytes += q * kvh * (1 - mean_llc_survival(d0, d1, c_eff));
       distance += (d0 + d1) / 2;
     }
@@ -116,8 +119,8 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
   const std::int64_t last_ctas = T - (W - 1) * P;
   const double fewest = static_cast<double>(std::max<std::int64_t>(1, last_ctas / C));
   const double most = static_cast<double>(ceil_div(P, C) + 1);
-  if (most * q_hi * kvh + tile_bytes <= kSurvivalOnset * c_eff ||
-      fewest * q_lo * kvh + tile_bytes >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
+  if (most * q_hi * kvd + tile_bytes <= kSurvivalOnset * c_eff ||
+      fewest * q_lo * kvd + tile_bytes >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
     out.bytes = static_cast<double>(straddled) * lost(mean_heads, mean_heads, out.mean_distance);
     return out;
   }
@@ -223,9 +226,14 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
   r.effective_llc_bytes = gpu.effective_llc_bytes();
 
   // VIII-B2 made continuous (issue 18): each re-fetch of the wave model survives by its LRU stack
-  // distance (docs/analytical.md).
-  const KvRefetch refetch = kv_refetch(s, C, n_kv, P, kv_head_bytes, r.fa3.causal_kv_fraction,
-                                       r.working_set_tile_bytes, r.effective_llc_bytes);
+  // distance (docs/analytical.md), the bytes in between counted by the LLC capacity their copies
+  // take (llc_survival.h, near_copy_share): a Q tile one CTA reads 0.75, a head's K/V its CTAs
+  // read (min(C, P) of them in a wave) about 1, the written O tiles 1.
+  const double tile_capacity = static_cast<double>(r.ctas_per_wave) *
+                               static_cast<double>(s.block_m) * D * e * (near_copy_share(1) + 1);
+  const double kv_share = near_copy_share(static_cast<double>(std::min(C, P)));
+  const KvRefetch refetch = kv_refetch(s, C, n_kv, P, kv_head_bytes, kv_share,
+                                       r.fa3.causal_kv_fraction, tile_capacity, r.effective_llc_bytes);
   r.reuse_distance_bytes = refetch.mean_distance;
   r.dram_read_bytes = q_read_bytes + kv_once + refetch.bytes;
   r.reuse_survival =

@@ -67,6 +67,14 @@ struct PanelBytes {
     return static_cast<double>(p.cols) * b_panel - (p.last_col ? b_clip : 0);
   }
   double bytes(const WavePanels& p) const { return a(p) + b(p); }
+  /// The LLC capacity the panels of the wave [first, end) take (llc_survival.h, near_copy_share):
+  /// an A panel is read by the wave's CTAs of its tile row, a B panel by those of its column, on
+  /// average the wave's CTAs over its rows (columns).
+  double capacity(const WavePanels& p, std::int64_t ctas) const {
+    const double n = static_cast<double>(ctas);
+    return a(p) * near_copy_share(n / static_cast<double>(p.rows)) +
+           b(p) * near_copy_share(n / static_cast<double>(p.cols));
+  }
 };
 
 /// Shared memory of one CTA as Triton allocates it and the gemm frontend counts it: the stages'
@@ -282,11 +290,12 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   // compulsory), shared with wave w, or last used before w. A shared panel's k-slice at share u of
   // the traversal was read by wave w, after which the LLC took in the rest (1 - u) of w's panels,
   // w's C tiles and the first share u of w+1's panels: an LRU stack distance running linearly from
-  // F_w + T_w to F_{w+1} + T_w; an older one has one wave more in between. Each part survives by
-  // that distance (analytical/llc_survival.h); the inclusion-exclusion over the launch order's
+  // F_w + T_w to F_{w+1} + T_w; an older one has one wave more in between. The panels count by the
+  // capacity their copies take (F_w: PanelBytes::capacity), the C tiles whole. Each part survives
+  // by that distance (analytical/llc_survival.h); the inclusion-exclusion over the launch order's
   // contiguous ranges keeps every count exact, clipped panels included.
   std::int64_t panel_fetches = 0;
-  double prev_bytes = 0, prev_tiles = 0, distance_sum = 0, seen_bytes = 0;
+  double prev_bytes = 0, prev_capacity = 0, prev_tiles = 0, distance_sum = 0, seen_bytes = 0;
   std::int64_t seen_end = -1;  // the launch-order prefix seen_bytes covers
   std::int64_t prev_start = 0;
   for (std::int64_t a = 0; a < r.ctas; a += P) {
@@ -294,6 +303,7 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
     const WavePanels p = panels(a, b);
     const double a_bytes = panel.a(p), b_bytes = panel.b(p);
     const double bytes = a_bytes + b_bytes;
+    const double capacity = panel.capacity(p, b - a);
     const double tiles = static_cast<double>(b - a) * tile_bytes;
     if (a == 0) {
       r.gemm.wave_a_panels = p.rows;
@@ -303,7 +313,7 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
       seen_bytes = bytes;
       seen_end = b;
     } else {
-      const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
+      const double d0 = prev_capacity + prev_tiles, d1 = capacity + prev_tiles;
       const double c_eff = r.effective_llc_bytes;
       if (a == P) distance_sum = (d0 + d1) / 2;
       if (std::min(d0, d1) >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
@@ -315,11 +325,12 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
         seen_end = b;
         const double fresh = seen_bytes - before;
         r.dram_read_bytes += fresh;
-        if (std::max(d0, d1) + prev_bytes > kSurvivalOnset * c_eff) {  // else every re-use survives
+        if (std::max(d0, d1) + prev_capacity > kSurvivalOnset * c_eff) {  // else every re-use survives
           const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
           const double older = std::max(0.0, bytes - shared - fresh);
-          r.dram_read_bytes += shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
-                               older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, c_eff));
+          r.dram_read_bytes +=
+              shared * (1 - mean_llc_survival(d0, d1, c_eff)) +
+              older * (1 - mean_llc_survival(d0 + prev_capacity, d1 + prev_capacity, c_eff));
         }
       }
     }
@@ -327,6 +338,7 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
     r.gemm.b_wave_read_bytes += b_bytes;
     panel_fetches += p.rows + p.cols;
     prev_bytes = bytes;
+    prev_capacity = capacity;
     prev_tiles = tiles;
     prev_start = a;
   }

@@ -76,8 +76,8 @@ std::string regime_reason(const AnalyticalResult& r, const AnalyticalGpu& gpu) {
   const std::string distance =
       fmt::format("a re-used line's LRU stack distance from one wave to the next is {} on average, {:.3g}x {}",
                   si(r.reuse_distance_bytes, "B"), r.reuse_distance_bytes / r.effective_llc_bytes, llc);
-  const std::string survival = fmt::format("{:.1f}% of what the waves re-use survives there (1 up to 1x, 0 from {:.2g}x)",
-                                           100 * r.reuse_survival, kSurvivalOnset + kSurvivalWidth);
+  const std::string survival = fmt::format("{:.1f}% of what the waves re-use survives there (1 up to {:.2g}x, 0 from {:.3g}x)",
+                                           100 * r.reuse_survival, kSurvivalOnset, kSurvivalOnset + kSurvivalWidth);
   const std::string traffic =
       r.regime == Regime::ideal
           ? std::string("every tensor crosses DRAM once")

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 H200 = ROOT / "validation" / "h200"
 SMS, SMEM, C_EFF = 132, 233472, 60 * 2**20 / 2   # configs/h200.toml: 132 SMs, 228 KiB, 60 MiB / 2
-ONSET, WIDTH = 1.0, 0.4                          # analytical/llc_survival.h
+ONSET, WIDTH = 0.95, 0.4                         # analytical/llc_survival.h
 L2_RATE, WINDOW, DRIFT = 34.8, 0.15, 76          # analytical/gemm_model.cpp: out_of_step_share
 MMA_RATE = 4096                                  # configs/h200.toml: mma_flops_per_cycle_per_sm
 DRAM_PER_SM_CYCLE = 4.8e12 / (132 * 1.98e9)      # configs/h200.toml: dram_bandwidth / (sm_count x clock)
@@ -39,6 +39,11 @@ DRAM_PER_SM_CYCLE = 4.8e12 / (132 * 1.98e9)      # configs/h200.toml: dram_bandw
 
 def cdiv(a, b):
     return -(-a // b)
+
+
+def near_copy_share(readers):
+    """LLC capacity a byte takes when `readers` SMs read its line: its copies / 2 (llc_survival.h)."""
+    return 1 - 2.0 ** -(readers + 1)
 
 
 def mean_survival(onset, d0, d1):
@@ -71,7 +76,7 @@ def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT):
     ap, bp = bm * k * e, bn * k * e
     aclip, bclip = (mt * bm - m) * k * e, (nt * bn - n) * k * e
 
-    def panels(a, b):
+    def split(a, b):
         r0, r1 = a // nt, (b - 1) // nt
         rows = r1 - r0 + 1
         if rows == 1:
@@ -80,21 +85,29 @@ def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT):
             cols, last_col = (b - 1) % nt + 1 + nt - a % nt, True
         else:
             cols, last_col = nt, True
-        return rows * ap - (aclip if r1 == mt - 1 else 0) + cols * bp - (bclip if last_col else 0)
+        return (rows * ap - (aclip if r1 == mt - 1 else 0), cols * bp - (bclip if last_col else 0), rows, cols)
+
+    def panels(a, b):
+        pa, pb, _, _ = split(a, b)
+        return pa + pb
+
+    def capacity(a, b):   # the panels by the LLC capacity their copies take
+        pa, pb, rows, cols = split(a, b)
+        return pa * near_copy_share((b - a) / rows) + pb * near_copy_share((b - a) / cols)
     total, prev = 0.0, None
     for a in range(0, mt * nt, p):
         b = min(a + p, mt * nt)
-        f = panels(a, b)
+        f, fc = panels(a, b), capacity(a, b)
         if prev is None:
             total += f
         else:
-            pa, pb, pf, pt = prev
+            pa, pb, pf, pc, pt = prev
             shared = pf + f - panels(pa, b)
             fresh = panels(0, b) - panels(0, pb)
             older = max(0.0, f - shared - fresh)
-            total += (fresh + shared * (1 - mean_survival(onset, pf + pt, f + pt))
-                      + older * (1 - mean_survival(onset, 2 * pf + pt, pf + f + pt)))
-        prev = (a, b, f, (b - a) * bm * bn * ce)
+            total += (fresh + shared * (1 - mean_survival(onset, pc + pt, fc + pt))
+                      + older * (1 - mean_survival(onset, 2 * pc + pt, pc + fc + pt)))
+        prev = (a, b, f, fc, (b - a) * bm * bn * ce)
     # Out of step: the staggered bound (a B panel re-used only across all of B and one A panel and
     # a tile row of C tiles), and the share of the way toward it that two CTAs per SM drift: the
     # memory-paced share of a k-step (MMA cycles against the TMA bytes at the L2's rate per SM) and
@@ -127,7 +140,8 @@ def attention_reads(onset, z, hq, hkv, length, d, causal, bm, bn, e=2, points=8)
     c, nkv = (hq // hkv) * nm, z * hkv
     t = nkv * c
     kvh, q = 2 * length * d * e, z * hq * length * d * e
-    tiles = min(SMS, t) * 2 * bm * d * e
+    tiles = min(SMS, t) * bm * d * e * (near_copy_share(1) + 1)   # Q tiles one CTA reads, O tiles written
+    kvd = kvh * near_copy_share(min(c, SMS))
     if causal:   # streamed share of K/V rows: tile m sees (m+1) bm keys, in whole bn tiles, clipped
         rows = sum(min(length, cdiv((i + 1) * bm, bn) * bn) for i in range(nm))
         rho = rows / (nm * length)
@@ -139,7 +153,7 @@ def attention_reads(onset, z, hq, hkv, length, d, causal, bm, bn, e=2, points=8)
     for a in range(0, t, SMS):
         heads = (min(a + SMS, t) - 1) // c - a // c + 1
         if prev is not None and a % c:
-            total += kvh * sum(s * (1 - mean_survival(onset, prev * s * kvh + tiles, heads * s * kvh + tiles))
+            total += kvh * sum(s * (1 - mean_survival(onset, prev * s * kvd + tiles, heads * s * kvd + tiles))
                                for s in shares) / len(shares)
         prev = heads
     return total

@@ -54,11 +54,13 @@ TEST(AnalyzeCommand, TextReport) {
   EXPECT_NE(o.out.find("launch               32768 CTAs, 132 per wave (one per SM), 249 waves\n"), std::string::npos)
       << o.out;
   // One KV head's K/V, 2 * 65536 * 128 * 2 = 33.55 MB, and 132 Q + 132 O tiles of 32 KiB lie
-  // between two reads of a re-used line, 42.21 MB (1.61 LLCs); a wave straddling two heads puts
-  // up to 33.55 MB more in between. 43.15 MB on average over the 248 re-uses: nothing survives.
+  // between two reads of a re-used line, the Q tiles (one reader each) at 0.75 of their bytes
+  // (llc_survival.h, near_copy_share): 33.55 + 4.33 * 1.75 = 41.12 MB (1.57 LLCs); a wave
+  // straddling two heads puts up to 33.55 MB more in between. 42.07 MB on average over the 248
+  // re-uses: nothing survives.
   EXPECT_NE(o.out.find("regime               realistic: a re-used line's LRU stack distance from one wave to the "
-                       "next is 43.15 MB on average, 1.65x the effective LLC of 26.21 MB (L2 52.43 MB / 2 "
-                       "partitions), so 0.0% of what the waves re-use survives there (1 up to 1x, 0 from 1.4x): "
+                       "next is 42.07 MB on average, 1.6x the effective LLC of 26.21 MB (L2 52.43 MB / 2 "
+                       "partitions), so 0.0% of what the waves re-use survives there (1 up to 0.95x, 0 from 1.35x): "
                        "DRAM reads 7.2x the compulsory (one wave's working set: 33.55 MB of K/V for 1 KV head + "
                        "8.651 MB of Q and O tiles for 132 CTAs = 42.21 MB)"),
             std::string::npos)

@@ -60,22 +60,25 @@ TEST(GemmModel, SmallShapeRowMajorByHand) {
   EXPECT_EQ(r.reuse_survival, 1.0);
   // Effective LLC 100000 B. Wave 1 shares B (40000 B) with wave 0 and reads row 1's A panel
   // (25600 B) for the first time; a B slice at share u of the traversal was read by wave 0, then
-  // the LLC took in the rest of wave 0's 65600 B of panels, its 65536 B of C tiles and the first
-  // share u of wave 1's 65600 B: 131136 B = 1.31136 LLCs throughout, survival (1.4 - 1.31136) /
-  // 0.4 = 0.2216. Wave 2 reads row 2's 8800 B first and B again after a distance running from
-  // 131136 to 48800 + 65536 = 114336 B: a mean survival of (1.4 - 1.22736) / 0.4 = 0.4316.
+  // the LLC took in the rest of wave 0's panels, its 65536 B of C tiles and the first share u of
+  // wave 1's panels, the panels by the capacity their copies take (llc_survival.h,
+  // near_copy_share): the wave's A panel two CTAs read, 25600 (1 - 2^-3) = 22400 B, its B panels
+  // one CTA each, 40000 (1 - 2^-2) = 30000 B. 52400 + 65536 = 117936 B = 1.17936 LLCs throughout,
+  // survival (1.35 - 1.17936) / 0.4 = 0.4266. Wave 2 reads row 2's 8800 B first and B again after
+  // a distance running from 117936 to 8800 * 0.875 + 30000 + 65536 = 103236 B: a mean survival of
+  // (1.35 - 1.10586) / 0.4 = 0.61035.
   const AnalyticalResult small = analyze_gemm(toy(2, 100000), gemm(300, 200, 100));
   EXPECT_EQ(small.regime, Regime::partial);
   EXPECT_EQ(small.dram_wave_read_bytes, 180000.0);
-  EXPECT_DOUBLE_EQ(small.reuse_distance_bytes, 131136.0);
+  EXPECT_DOUBLE_EQ(small.reuse_distance_bytes, 117936.0);
   EXPECT_NEAR(small.gemm.lockstep_read_bytes,
-              65600 + 25600 + 40000 * (1 - 0.2216) + 8800 + 40000 * (1 - 0.4316), 1e-6);
+              65600 + 25600 + 40000 * (1 - 0.4266) + 8800 + 40000 * (1 - 0.61035), 1e-6);
   EXPECT_NEAR(small.reuse_survival, (180000 - small.gemm.lockstep_read_bytes) / 80000, 1e-12);
   // The toy GPU gives no shared memory: one CTA per SM, which stays in step.
   EXPECT_EQ(small.gemm.out_of_step_share, 0);
   EXPECT_EQ(small.dram_read_bytes, small.gemm.lockstep_read_bytes);
-  // At 1.4 LLCs and beyond nothing survives: the wave model.
-  const AnalyticalResult tiny = analyze_gemm(toy(2, 80000), gemm(300, 200, 100));
+  // At 1.35 LLCs and beyond (103236 / 1.35 = 76471 B) nothing survives: the wave model.
+  const AnalyticalResult tiny = analyze_gemm(toy(2, 76000), gemm(300, 200, 100));
   EXPECT_EQ(tiny.regime, Regime::realistic);
   EXPECT_EQ(tiny.dram_read_bytes, 180000.0);
 }
@@ -197,7 +200,15 @@ TEST(GemmModel, SurvivalMatchesBruteForce) {
         else if (prev_cols.count(col)) shared += b_bytes(col);
       }
       const double older = bytes - fresh - shared;
-      const double d0 = prev_bytes + prev_tiles, d1 = bytes + prev_tiles;
+      // The panels by the capacity their copies take: a wave's A panels are read by its CTAs over
+      // its rows on average, its B panels by its CTAs over its columns.
+      double a_sum = 0, b_sum = 0;
+      for (std::int64_t row : rows) a_sum += a_bytes(row);
+      for (std::int64_t col : cols) b_sum += b_bytes(col);
+      const double n = static_cast<double>(end - start);
+      const double capacity = a_sum * (1 - std::pow(2.0, -(n / static_cast<double>(rows.size()) + 1))) +
+                              b_sum * (1 - std::pow(2.0, -(n / static_cast<double>(cols.size()) + 1)));
+      const double d0 = prev_bytes + prev_tiles, d1 = capacity + prev_tiles;
       dram += start == 0 ? bytes
                          : fresh + shared * (1 - mean_llc_survival(d0, d1, llc)) +
                                older * (1 - mean_llc_survival(d0 + prev_bytes, d1 + prev_bytes, llc));
@@ -205,7 +216,7 @@ TEST(GemmModel, SurvivalMatchesBruteForce) {
       seen_cols.insert(cols.begin(), cols.end());
       prev_rows = rows;
       prev_cols = cols;
-      prev_bytes = bytes;
+      prev_bytes = capacity;
       prev_tiles = static_cast<double>((end - start) * s.block_m * s.block_n * 2);
     }
     const double lockstep = r.gemm.lockstep_read_bytes;
@@ -322,11 +333,11 @@ double drift_share(const AnalyticalResult& r, std::int64_t k_t, double load_per_
 // Two CTAs per SM drift out of step (gemm_model.cpp: out_of_step_share). 8192^3 at 64x128x64 in 4
 // stages runs 2 per SM: 8192 CTAs in waves of 264, 31 full ones and a last of 8, k_t = 128,
 // e k_t = 0.6375 x 128 = 81.6 k-steps, (76 / 81.6)^2 = 0.867455. The lockstep reads (each wave
-// fetches B again), 4338.8 MB, load the DRAM to rho = 4.3388e9 / (8192 x 128 x 706.207 x 18.3655)
-// = 0.31903: the first rate is 0.15 exp(-(1 - 0.31903) 0.867455) = 0.083090. The out-of-step bound
+// fetches B again), 4338.4 MB, load the DRAM to rho = 4.3384e9 / (8192 x 128 x 706.207 x 18.3655)
+// = 0.31901: the first rate is 0.15 exp(-(1 - 0.31901) 0.867455) = 0.083088. The out-of-step bound
 // (each tile row fetches all of B), 17314 MB, would load it to 1.2731: as CTAs escape the rate
-// climbs toward 0.15, and the launch takes 0.71030 of the way (a constant 0.083090 would take
-// 0.6265). The reads land at 13555 MB, loading the DRAM to 0.99672 (ncu: 15282 MB). The same shape
+// climbs toward 0.15, and the launch takes 0.71030 of the way (a constant 0.083088 would take
+// 0.6265). The reads land at 13555 MB, loading the DRAM to 0.99671 (ncu: 15282 MB). The same shape
 // at 128x256 (one per SM) keeps the lockstep reads.
 TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
   const AnalyticalGpu gpu = h200_manifest();
@@ -334,14 +345,14 @@ TEST(GemmModel, TwoCtasPerSmDriftOneStaysInStep) {
   ASSERT_EQ(two.gemm.ctas_per_sm, 2);
   ASSERT_EQ(two.waves, 32);
   const double load_per_byte = h200_load_per_byte(8192, 128, 24576 / 34.8);
-  EXPECT_NEAR(two.gemm.lockstep_read_bytes * load_per_byte, 0.319034, 5e-6);
+  EXPECT_NEAR(two.gemm.lockstep_read_bytes * load_per_byte, 0.319007, 5e-6);
   EXPECT_NEAR(two.gemm.staggered_read_bytes * load_per_byte, 1.273109, 5e-6);
-  EXPECT_NEAR(0.15 * std::exp(-(1 - 0.319034) * std::pow(76 / (0.6375 * 128), 2)), 0.083090, 5e-6);
+  EXPECT_NEAR(0.15 * std::exp(-(1 - 0.319007) * std::pow(76 / (0.6375 * 128), 2)), 0.083088, 5e-6);
   const double share = drift_share(two, 128, load_per_byte);
   EXPECT_NEAR(two.gemm.out_of_step_share, share, 1e-12);
-  EXPECT_NEAR(share, 0.710304, 5e-6);
+  EXPECT_NEAR(share, 0.710300, 5e-6);
   EXPECT_NEAR(two.gemm.dram_load, two.dram_read_bytes * load_per_byte, 1e-12);
-  EXPECT_NEAR(two.gemm.dram_load, 0.996717, 5e-6);
+  EXPECT_NEAR(two.gemm.dram_load, 0.996706, 5e-6);
   // Past the cliff: more than the lockstep value, no more than the out-of-step bound.
   EXPECT_GT(two.gemm.staggered_read_bytes, 2 * two.gemm.lockstep_read_bytes);
   EXPECT_NEAR(two.dram_read_bytes,
@@ -410,8 +421,8 @@ TEST(GemmModel, DriftFeedsOnTheDramsLoad) {
 // feedback stays mild. 4096x14336x4096 on the H200 reads each wave's B again in lockstep, and all
 // of B per tile row out of step. At 64x128 (28 waves, k_t = 64, e k_t = 40.8) B is two thirds of
 // the L2 traffic and the out-of-step bound would load the DRAM to 1.2689; the lockstep reads load
-// it to 0.5479, a first rate of 0.15 exp(-(1 - 0.5479) 3.4698) = 0.031248, and the drift takes
-// 0.51306 of the way, against 0.315 at that constant rate (ncu: 0.70; the model before the load,
+// it to 0.5478, a first rate of 0.15 exp(-(1 - 0.5478) 3.4698) = 0.031233, and the drift takes
+// 0.51293 of the way, against 0.315 at that constant rate (ncu: 0.70; the model before the load,
 // 0.19). At 128x128 (14 waves, e k_t = 29.2) the bound would load it to 0.9559, never past the
 // DRAM; the rate starts at 0.0030799 and the drift takes 0.019985 (ncu: 0.00).
 TEST(GemmModel, DriftRunsAwayWhereTheOutOfStepReadsOutrunTheDram) {
@@ -419,10 +430,10 @@ TEST(GemmModel, DriftRunsAwayWhereTheOutOfStepReadsOutrunTheDram) {
   const AnalyticalResult narrow = analyze_gemm(gpu, tiled(4096, 14336, 4096, 64, 128, 4));
   ASSERT_EQ(narrow.waves, 28);
   const double narrow_load = h200_load_per_byte(narrow.ctas, 64, 24576 / 34.8);
-  EXPECT_NEAR(narrow.gemm.lockstep_read_bytes * narrow_load, 0.547909, 5e-6);
+  EXPECT_NEAR(narrow.gemm.lockstep_read_bytes * narrow_load, 0.547767, 5e-6);
   EXPECT_NEAR(narrow.gemm.staggered_read_bytes * narrow_load, 1.268879, 5e-6);
   EXPECT_NEAR(narrow.gemm.out_of_step_share, drift_share(narrow, 64, narrow_load), 1e-12);
-  EXPECT_NEAR(narrow.gemm.out_of_step_share, 0.513057, 5e-6);
+  EXPECT_NEAR(narrow.gemm.out_of_step_share, 0.512926, 5e-6);
   const AnalyticalResult square = analyze_gemm(gpu, tiled(4096, 14336, 4096, 128, 128, 3));
   ASSERT_EQ(square.waves, 14);
   const double square_load = h200_load_per_byte(square.ctas, 64, 32768 / 34.8);
@@ -455,22 +466,22 @@ TEST(GemmModel, DriftCountsTheLockstepFirstWaveAndThePartlyEmptyLast) {
 
 // Short CTAs stay in step however many waves they run: their spread, e k_t = 0.6375 x 32 = 20.4
 // k-steps, is about a quarter of the 76-k-step barrier, (76 / 20.4)^2 = 13.879. 8192^2 x 2048 at
-// 64x128 (32 waves, the last of 8) loads the DRAM to 0.2031 in lockstep: a rate of 2.358e-6 a wave,
-// 3.5e-5 of the way over the launch (ncu: none). 16384^2 x 2048 (125 waves, the last of 32) loads it
-// to 0.6199, a rate of 7.67e-4, and the escaped CTAs' re-fetches feed it: 0.0675 of the way (ncu:
+// 64x128 (32 waves, the last of 8) loads the DRAM to 0.2176 in lockstep: a rate of 2.883e-6 a wave,
+// 4.3e-5 of the way over the launch (ncu: none). 16384^2 x 2048 (125 waves, the last of 32) loads it
+// to 0.6199, a rate of 7.67e-4, and the escaped CTAs' re-fetches feed it: 0.0673 of the way (ncu:
 // 0.06). Twice the k-steps (8192 x 8192 x 4096: e k_t = 40.8) escape at 0.014105 from the first
 // boundary, 0.317 of the way over 32 waves (ncu: 0.49).
 TEST(GemmModel, ShortCtasStayInStepOverManyWaves) {
   const AnalyticalGpu gpu = h200_manifest();
   const AnalyticalResult square = analyze_gemm(gpu, tiled(8192, 8192, 2048, 64, 128, 4));
   ASSERT_EQ(square.waves, 32);
-  EXPECT_NEAR(square.gemm.out_of_step_share, 3.54047e-5, 5e-10);
+  EXPECT_NEAR(square.gemm.out_of_step_share, 4.33011e-5, 5e-10);
   const AnalyticalResult wide = analyze_gemm(gpu, tiled(16384, 16384, 2048, 64, 128, 4));
   ASSERT_EQ(wide.waves, 125);
   EXPECT_NEAR(wide.gemm.out_of_step_share, drift_share(wide, 32, h200_load_per_byte(wide.ctas, 32, 24576 / 34.8)),
               1e-12);
-  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.0674541, 5e-7);
-  EXPECT_NEAR(analyze_gemm(gpu, tiled(8192, 8192, 4096, 64, 128, 4)).gemm.out_of_step_share, 0.317338, 5e-6);
+  EXPECT_NEAR(wide.gemm.out_of_step_share, 0.0673111, 5e-7);
+  EXPECT_NEAR(analyze_gemm(gpu, tiled(8192, 8192, 4096, 64, 128, 4)).gemm.out_of_step_share, 0.317326, 5e-6);
 }
 
 // On H800 a 2048^3 GEMM's first wave (132 tiles of a 16 x 16 grid: 9 A and 16 B panels of
