@@ -26,5 +26,5 @@ kill $SMI_PID 2>/dev/null
 for f in "$T"/work/*chrome_trace*; do gzip -c "$f" >"$T/$(basename "$f").gz"; done
 cp "$T"/work/*.instrumented.ttgir "$T"/work/*.sites.json "$T"/work/trace_summary.json "$T/" 2>/dev/null
 ls -la "$T"
-tar -C "$OUT" -czf "$OUT/results.tgz" r t/*.gz t/*.ttgir t/*.json t/smi_samples.csv
+(cd "$OUT" && tar -czf results.tgz r t/*.gz t/*.ttgir t/*.json t/smi_samples.csv)
 rm -rf "$OUT/r" "$T"
