@@ -118,7 +118,6 @@ void LrcCoalescer::forward(Cycle now, const MemRequest& request, std::uint32_t e
 
 void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   const auto e = static_cast<std::uint32_t>(response.token);
-  if (e + kPrefetchAhead < entries_.size()) __builtin_prefetch(&entries_[e + kPrefetchAhead]);
   const Entry done = entries_[e];
   // Close the window before anyone is answered: a requester may send again from inside its
   // on_response, and that request must not join a read that has already returned.
@@ -135,8 +134,9 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   for (std::uint32_t m = done.next; m != kNone;) {
     const Entry& waiter = entries_[m];
     waiters.push_back(waiter.request());
+    const std::uint32_t next = waiter.next;
     release(m);
-    m = waiter.next;
+    m = next;
   }
   done.client->on_response(now, done.request());
   // The merged requests in arrival order.
@@ -145,29 +145,13 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
 }
 
 std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
-  std::uint32_t e;
-  if (in_use_ == entries_.size()) {
+  std::uint32_t e = free_;
+  if (e == kNone) {
     e = static_cast<std::uint32_t>(entries_.size());
     entries_.emplace_back();
-    if (e % 64 == 0) used_.push_back(0);
   } else {
-    // The first free entry from the cursor on, wrapping around: a free one exists.
-    std::size_t w = cursor_ / 64;
-    std::uint64_t free = ~used_[w] & (~std::uint64_t{0} << (cursor_ % 64));
-    while (free == 0) {
-      w = w + 1 == used_.size() ? 0 : w + 1;
-      free = ~used_[w];
-    }
-    e = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(free)));
-    if (e >= entries_.size()) {  // the last word's bits past the end: wrap to the start
-      w = 0;
-      while ((free = ~used_[w]) == 0) ++w;
-      e = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(free)));
-    }
+    free_ = entries_[e].next;
   }
-  used_[e / 64] |= std::uint64_t{1} << (e % 64);
-  ++in_use_;
-  cursor_ = e + 1 == entries_.size() ? 0 : e + 1;
   Entry entry;
   entry.addr = request.addr;
   entry.token = request.token;

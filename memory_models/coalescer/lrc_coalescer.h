@@ -42,7 +42,7 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     // Forwarded read: the last of its merged requests (kNone: none). Merged request: the one
     // merged before it (kNone: the first). Appending so touches the forwarded read alone, and
     // the response, which reads every merged request anyway, answers them from a copy in
-    // arrival order.
+    // arrival order. Free entry: the next free one.
     std::uint32_t next = kNone;
     std::uint32_t window_link = kNone;  ///< forwarded read owning a window: its bucket chain
     std::uint16_t sm = 0;
@@ -58,8 +58,8 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   void on_response(Cycle now, const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
   void release(std::uint32_t e) {
-    used_[e / 64] &= ~(std::uint64_t{1} << (e % 64));
-    --in_use_;
+    entries_[e].next = free_;
+    free_ = e;
   }
   void forward(Cycle now, const MemRequest& request, std::uint32_t e);
   std::uint32_t group_of(std::uint32_t sm) const;
@@ -83,17 +83,16 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry
   // Per SM: its group, so that a request's table costs a load rather than group_of's divisions.
   std::vector<std::uint32_t> sm_group_;
-  // Entries are taken in a circle (the next free one after the last taken), so that requests
-  // sent together sit together, and responses, which mostly come back in the order their
-  // requests were sent, read the entries in order: each prefetches the one kPrefetchAhead on.
-  static constexpr std::uint32_t kPrefetchAhead = 4;
+  // Free entries are a stack (the latest freed is taken first) linked through `next`: a request
+  // mostly takes the entry a response has just read, still in the host's cache, where taking
+  // them in a circle wrote a line untouched for a whole round of the pool and searched a bitmap
+  // for it (docs/performance.md §9). Entry numbers are only tokens: which one a request gets
+  // changes no result.
   // Four buckets per open window: a read finding no window (nearly all) mostly reads no entry.
   static constexpr std::size_t kBucketsPerWindow = 4;
   std::vector<Entry> entries_;
-  std::vector<std::uint64_t> used_;  ///< bit e: entry e is taken
-  std::uint32_t in_use_ = 0;
   std::vector<MemRequest> answering_;  ///< on_response's copies of merged requests, reused
-  std::uint32_t cursor_ = 0;           ///< where the search for a free entry starts
+  std::uint32_t free_ = kNone;         ///< the top of the free entries' stack
 
   Counter& requests_;
   Counter& merged_;

@@ -218,6 +218,42 @@ TEST(LrcCoalescer, AReadSentFromTheResponseStartsANewWindow) {
   EXPECT_EQ(rig.l2.sent.size(), 3u);
 }
 
+// Entries are reused latest freed first: a read sent from inside the first answer takes the entry
+// one of the same response's merged reads has just given up, and those reads are still answered
+// with their own requests.
+class SendsOnFirstAnswer final : public MemClient {
+ public:
+  void on_response(Cycle now, const MemRequest& request) override {
+    answers.push_back({now, request});
+    if (answers.size() == 1) port->send(now, read_request(kX + 0x1000, 100, *this, 0));
+  }
+  MemoryPort* port = nullptr;
+  std::vector<RecordingClient::Response> answers;
+};
+
+TEST(LrcCoalescer, AReadSentWhileAnsweringReusesAFreedEntry) {
+  Rig<LrcCoalescer> rig({{"group_size", std::int64_t{16}}});
+  SendsOnFirstAnswer client;
+  client.port = rig.coalescer.get();
+  for (std::uint64_t t = 0; t < 4; ++t)
+    rig.send_at(t, read_request(kX, t + 1, client, static_cast<std::uint16_t>(t)));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.l2.sent.size(), 2u);
+  // The L2 saw the new read under a token the response had just freed: the entry of token 2,
+  // the last of the merged reads freed (they are listed newest first).
+  EXPECT_EQ(rig.l2.sent[1].request.token, rig.l2.sent[0].request.token + 1);
+  ASSERT_EQ(client.answers.size(), 5u);
+  for (std::uint64_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(client.answers[t].at, 50u);
+    EXPECT_EQ(client.answers[t].request.token, t + 1);
+    EXPECT_EQ(client.answers[t].request.sm, t);
+    EXPECT_EQ(client.answers[t].request.addr, kX);
+  }
+  EXPECT_EQ(client.answers[4].at, 100u);
+  EXPECT_EQ(client.answers[4].request.token, 100u);
+  EXPECT_EQ(client.answers[4].request.addr, kX + 0x1000);
+}
+
 TEST(PassThroughCoalescer, ForwardsEveryRequestUnchanged) {
   Rig<PassThroughCoalescer> rig;
   rig.send_at(0, read_request(kX, 1, rig.client, 0));
