@@ -74,9 +74,9 @@ struct KvRefetch {
 /// streams, the Q and O tiles of one wave, and the first share u of the n_{w+1} heads w+1 streams:
 /// an LRU stack distance running linearly from n_w F + T to n_{w+1} F + T over the traversal, F
 /// the bytes one head streams. The distance counts bytes by the LLC capacity their copies take
-/// (llc_survival.h, near_copy_share): F kv_share, T already so weighed. Under a causal mask F = q kvh with the streamed prefix share q
-/// uniform around its mean (a wave's tiles run from short to long prefixes along a Q head); each
-/// re-fetch costs q kvh.
+/// (llc_survival.h, near_copy_share): F kv_share, T already so weighed. Under a causal mask
+/// F = q kvh with the streamed prefix share q uniform around its mean (a wave's tiles run from
+/// short to long prefixes along a Q head); each re-fetch costs q kvh.
 KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::int64_t P,
                      double kvh, double kv_share, double causal_fraction, double tile_bytes,
                      double c_eff) {
