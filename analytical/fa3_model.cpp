@@ -39,8 +39,8 @@ KvStream kv_stream(const Fa3Shape& s, std::int64_t n_m, std::int64_t n_n) {
   if (count <= 0) return kv;
   // sum_{m=m0}^{n_m-2} ceil(((m+1) TM + off) / TN), with i = m - m0:
   // floor((TM i + (m0+1) TM + off + TN - 1) / TN).
-  const auto tiles = static_cast<std::int64_t>(
-      floor_sum(count, TN, TM, (m0 + 1) * TM + off + TN - 1));
+  const auto tiles =
+      static_cast<std::int64_t>(floor_sum(count, TN, TM, (m0 + 1) * TM + off + TN - 1));
   // A tile count of n_n loads n_n TN rows clipped to S; that happens from the first m whose
   // kappa_m exceeds (n_n - 1) TN.
   const std::int64_t x = (n_n - 1) * TN - off;
@@ -109,8 +109,9 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
   if (straddled == 0) return {};
   // The mean heads of a wave: sum_w n_w = sum over waves of floor((end - 1) / C) - floor(start / C)
   // + 1, the last wave ending at T.
-  const double head_sum = static_cast<double>(W) + static_cast<double>(floor_sum(W - 1, C, P, P - 1)) +
-                          static_cast<double>((T - 1) / C) - static_cast<double>(floor_sum(W, C, P, 0));
+  const double head_sum =
+      static_cast<double>(W) + static_cast<double>(floor_sum(W - 1, C, P, P - 1)) +
+      static_cast<double>((T - 1) / C) - static_cast<double>(floor_sum(W, C, P, 0));
   const double mean_heads = head_sum / static_cast<double>(W);
   KvRefetch out;
   // Shortcuts where the survival is the same at every boundary: a window of P CTAs holds
@@ -134,7 +135,8 @@ KvRefetch kv_refetch(const Fa3Shape& s, std::int64_t C, std::int64_t n_kv, std::
     const std::int64_t mixed = 2 * inside - (last_heads - 1);
     const std::int64_t single = straddled - mixed;
     double d11 = 0, d12 = 0;
-    out.bytes = static_cast<double>(single) * lost(1, 1, d11) + static_cast<double>(mixed) * lost(1, 2, d12);
+    out.bytes = static_cast<double>(single) * lost(1, 1, d11) +
+                static_cast<double>(mixed) * lost(1, 2, d12);
     out.mean_distance = (static_cast<double>(single) * d11 + static_cast<double>(mixed) * d12) /
                         static_cast<double>(straddled);
     return out;
@@ -176,7 +178,8 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
 
   // III-B: Q.K^T and P.V, 2 L S D FLOPs each per Q head (the mask keeps fewer pairs).
   r.flops = 4 * B * H * D * attended_pairs(s);
-  r.mma_flops = 4 * B * H * D * static_cast<double>(s.block_m * s.block_n) * static_cast<double>(kv.tiles);
+  r.mma_flops =
+      4 * B * H * D * static_cast<double>(s.block_m * s.block_n) * static_cast<double>(kv.tiles);
 
   // III-C: each CTA reads its Q tile, writes its O tile and streams its KV head's K and V.
   // Summed over the Q tiles of a head, the clipped Q (and O) tiles make up Q (O) once; under a
@@ -232,8 +235,9 @@ AnalyticalResult analyze_fa3(const AnalyticalGpu& gpu, const Fa3Shape& s) {
   const double tile_capacity = static_cast<double>(r.ctas_per_wave) *
                                static_cast<double>(s.block_m) * D * e * (near_copy_share(1) + 1);
   const double kv_share = near_copy_share(static_cast<double>(std::min(C, P)));
-  const KvRefetch refetch = kv_refetch(s, C, n_kv, P, kv_head_bytes, kv_share,
-                                       r.fa3.causal_kv_fraction, tile_capacity, r.effective_llc_bytes);
+  const KvRefetch refetch =
+      kv_refetch(s, C, n_kv, P, kv_head_bytes, kv_share, r.fa3.causal_kv_fraction, tile_capacity,
+                 r.effective_llc_bytes);
   r.reuse_distance_bytes = refetch.mean_distance;
   r.dram_read_bytes = q_read_bytes + kv_once + refetch.bytes;
   r.reuse_survival =

@@ -18,9 +18,9 @@ namespace {
 
 /// The operand panels the CTAs [a, b) of the launch order use.
 struct WavePanels {
-  std::int64_t rows = 0;   ///< distinct tile rows: A panels
-  std::int64_t cols = 0;   ///< distinct tile columns: B panels
-  bool last_row = false;   ///< holds the last, possibly partial, tile row
+  std::int64_t rows = 0;  ///< distinct tile rows: A panels
+  std::int64_t cols = 0;  ///< distinct tile columns: B panels
+  bool last_row = false;  ///< holds the last, possibly partial, tile row
   bool last_col = false;
 };
 
@@ -153,13 +153,15 @@ struct KStepCycles {
 };
 
 KStepCycles k_step_cycles(const AnalyticalGpu& gpu, const GemmShape& s) {
-  const double l2_rate = gpu.l2_bandwidth > 0
-                             ? gpu.l2_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz())
-                             : kL2BytesPerSmCycle;
-  const double flops_per_cycle = gpu.mma_flops_per_cycle_per_sm * (s.dtype == GemmDtype::fp8 ? 2 : 1);
+  const double l2_rate =
+      gpu.l2_bandwidth > 0 ? gpu.l2_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz())
+                           : kL2BytesPerSmCycle;
+  const double flops_per_cycle =
+      gpu.mma_flops_per_cycle_per_sm * (s.dtype == GemmDtype::fp8 ? 2 : 1);
   const double bm = static_cast<double>(s.block_m), bn = static_cast<double>(s.block_n);
   const double bk = static_cast<double>(s.block_k);
-  return {2 * bm * bn * bk / flops_per_cycle, (bm + bn) * bk * static_cast<double>(s.elem_bytes) / l2_rate};
+  return {2 * bm * bn * bk / flops_per_cycle,
+          (bm + bn) * bk * static_cast<double>(s.elem_bytes) / l2_rate};
 }
 
 /// The drift's inputs: the lockstep reads and the out-of-step bound, and the DRAM's load per byte
@@ -216,8 +218,8 @@ double out_of_step_share(const DriftInputs& in) {
   // escapes that its load stays put: the whole launch's escape below 1e-9) is the constant h0.
   if (h_max == h0 || static_cast<double>(last) * h_max < 1e-9) {
     if (h0 <= 0) return 0;  // underflowed at the lockstep load: nothing escapes
-    // Escaped CTAs of the full waves 1 .. last - 1: sum of 1 - exp(-w h) = n - q (1 - q^n) / (1 - q),
-    // q = exp(-h), n = last - 1; expm1 keeps the small-h case exact.
+    // Escaped CTAs of the full waves 1 .. last - 1: sum of 1 - exp(-w h) = n - q (1 - q^n) / (1 -
+    // q), q = exp(-h), n = last - 1; expm1 keeps the small-h case exact.
     const double n = static_cast<double>(last - 1);
     const double kept = std::exp(-h0) * std::expm1(-n * h0) / std::expm1(-h0);
     return (static_cast<double>(in.per_wave) * (n - kept) -
@@ -238,7 +240,8 @@ double out_of_step_share(const DriftInputs& in) {
 AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   AnalyticalResult r;
   r.kind = WorkloadKind::gemm;
-  const double M = static_cast<double>(s.m), N = static_cast<double>(s.n), K = static_cast<double>(s.k);
+  const double M = static_cast<double>(s.m), N = static_cast<double>(s.n),
+               K = static_cast<double>(s.k);
   const double e = static_cast<double>(s.elem_bytes), ce = static_cast<double>(s.out_bytes);
   const std::int64_t m_t = ceil_div(s.m, s.block_m), n_t = ceil_div(s.n, s.block_n);
   const std::int64_t k_t = ceil_div(s.k, s.block_k);
@@ -317,7 +320,8 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
       const double c_eff = r.effective_llc_bytes;
       if (a == P) distance_sum = (d0 + d1) / 2;
       if (std::min(d0, d1) >= (kSurvivalOnset + kSurvivalWidth) * c_eff) {
-        r.dram_read_bytes += bytes;  // nothing survives: new, shared and older panels alike are fetched
+        r.dram_read_bytes +=
+            bytes;  // nothing survives: new, shared and older panels alike are fetched
       } else {
         // panels(0, a) is the previous wave's panels(0, b) when that was needed.
         const double before = seen_end == a ? seen_bytes : panel.bytes(panels(0, a));
@@ -325,7 +329,8 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
         seen_end = b;
         const double fresh = seen_bytes - before;
         r.dram_read_bytes += fresh;
-        if (std::max(d0, d1) + prev_capacity > kSurvivalOnset * c_eff) {  // else every re-use survives
+        if (std::max(d0, d1) + prev_capacity >
+            kSurvivalOnset * c_eff) {  // else every re-use survives
           const double shared = prev_bytes + bytes - panel.bytes(panels(prev_start, b));
           const double older = std::max(0.0, bytes - shared - fresh);
           r.dram_read_bytes +=
@@ -364,8 +369,8 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   // k-steps, each SM completing one every pace cycles (whatever its CTAs), per SM cycle.
   const double dram_per_sm_cycle =
       gpu.dram_bandwidth / (static_cast<double>(gpu.sm_count) * gpu.clock_hz());
-  const double load_per_byte =
-      1 / (static_cast<double>(r.ctas) * static_cast<double>(k_t) * k_step.pace() * dram_per_sm_cycle);
+  const double load_per_byte = 1 / (static_cast<double>(r.ctas) * static_cast<double>(k_t) *
+                                    k_step.pace() * dram_per_sm_cycle);
   r.gemm.out_of_step_share =
       out_of_step_share({r.ctas, P, k_t, r.gemm.ctas_per_sm, r.gemm.memory_paced_share,
                          r.gemm.lockstep_read_bytes, r.gemm.staggered_read_bytes, load_per_byte});
@@ -378,7 +383,8 @@ AnalyticalResult analyze_gemm(const AnalyticalGpu& gpu, const GemmShape& s) {
   r.genz_flops = r.flops;
   r.genz_dram_bytes = r.dram_ideal_read_bytes + r.dram_ideal_write_bytes;
 
-  // Hopper's tensor cores run FP8 at twice the FP16 rate (H100 datasheet: 1979 vs 989 dense TFLOPS).
+  // Hopper's tensor cores run FP8 at twice the FP16 rate (H100 datasheet: 1979 vs 989 dense
+  // TFLOPS).
   apply_roofline(r, gpu, gpu.peak_flops() * (s.dtype == GemmDtype::fp8 ? 2 : 1));
   return r;
 }

@@ -29,10 +29,12 @@ inline constexpr double kSurvivalWidth = 0.4;
 /// for a tile one CTA reads (FA3's Q), 0.875 for a GEMM's B panel that two CTAs of a wave share
 /// (16384^2 x 1024 at 128x128: 264 CTAs over 128 tile columns), 1 within 2^-33 for K/V that the
 /// 32 or more CTAs of a head read. Written tiles (C, O) are taken at 1: the copies a write leaves
-/// are not measured (ncu counts a far-home write at both partitions' slices, as it counts a far-home
-/// read, but not whether the near slice keeps it), and the ncu fit half prefers 1 to 0.75
+/// are not measured (ncu counts a far-home write at both partitions' slices, as it counts a
+/// far-home read, but not whether the near slice keeps it), and the ncu fit half prefers 1 to 0.75
 /// (docs/analytical.md).
-inline double near_copy_share(double readers) { return 1 - std::exp2(-(readers + 1)); }
+inline double near_copy_share(double readers) {
+  return 1 - std::exp2(-(readers + 1));
+}
 
 inline double llc_survival(double x) {
   if (x <= kSurvivalOnset) return 1;
