@@ -181,7 +181,12 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
   for (std::uint32_t p = 0; p < pc_best_.size(); ++p) {
     PcBest& pc = pc_best_[p];
     if (!pc.valid || (pc.bank != kNone && buses[pc.bus] > pc.at)) {
-      pc = PcBest{.valid = true, .at = kNoMemCycle};
+      // The earliest offer, in locals and without branches on the comparison: which bank wins
+      // is data the host's branch predictor cannot learn (a fifth of a GEMM's mispredictions
+      // were here, docs/performance.md §9).
+      MemCycle pc_at = kNoMemCycle;
+      std::uint64_t pc_key = 0;
+      std::uint32_t pc_bank = kNone, pc_bus = 0;
       const std::uint32_t first = p * banks_per_pc_, end = first + banks_per_pc_;
       for (std::uint32_t w = first / 64; w * 64 < end; ++w) {
         std::uint64_t bits = active_[w];
@@ -193,20 +198,25 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
           const std::uint32_t bus = (o.term >> 1) & 1;
           const MemCycle at = std::max({o.at, terms_[o.term], buses[bus]});
           // From the moment a refresh is due, nothing new starts until it is done.
-          if (at < next_refresh_ && (at < pc.at || (at == pc.at && o.key < pc.key))) {
-            pc.at = at;
-            pc.key = o.key;
-            pc.bank = b;
-            pc.bus = bus;
-          }
+          const bool better = static_cast<bool>(
+              static_cast<unsigned>(at < next_refresh_) &
+              (static_cast<unsigned>(at < pc_at) |
+               (static_cast<unsigned>(at == pc_at) & static_cast<unsigned>(o.key < pc_key))));
+          pc_at = better ? at : pc_at;
+          pc_key = better ? o.key : pc_key;
+          pc_bank = better ? b : pc_bank;
+          pc_bus = better ? bus : pc_bus;
         }
       }
+      pc = PcBest{.valid = true, .bank = pc_bank, .bus = pc_bus, .at = pc_at, .key = pc_key};
     }
-    if (pc.bank != kNone && (pc.at < best_at || (pc.at == best_at && pc.key < best_key))) {
-      best_at = pc.at;
-      best_key = pc.key;
-      best_bank = pc.bank;
-    }
+    const bool better = static_cast<bool>(
+        static_cast<unsigned>(pc.bank != kNone) &
+        (static_cast<unsigned>(pc.at < best_at) |
+         (static_cast<unsigned>(pc.at == best_at) & static_cast<unsigned>(pc.key < best_key))));
+    best_at = better ? pc.at : best_at;
+    best_key = better ? pc.key : best_key;
+    best_bank = better ? pc.bank : best_bank;
   }
   // A bank command found comes before the refresh, which cannot start before it is due.
   return best_bank != kNone ? bank_candidate(best_bank, banks_[best_bank]) : refresh_candidate();
