@@ -898,6 +898,55 @@ def build_tma_loaded(ctx, fast):
     return points, []
 
 
+# gemm_loop: wgmma_rate.csv ran at 1980 MHz (validation/h200/README.md, its nvidia-smi samples);
+# the fast subset is each tile on one CTA and on a full GPU of two CTAs an SM where they fit
+GEMM_LOOP_MHZ = 1980.0
+GEMM_LOOP_FAST = {(128, 128, 1), (128, 128, 264), (64, 128, 1), (128, 256, 132)}
+GEMM_LOOP_ITERS = (32, 96)  # the twin's two runs; their difference times 64 k-tiles
+
+
+def build_gemm_loop(ctx, fast):
+    """wgmma_rate.csv: the suite kernel's loop on L2-resident tiles (k-tile k loads the 64-column
+    tile k mod 2), 1, 132 and 264 CTAs; SM cycles a k-tile = a CTA's (end - start) / ITERS, median
+    over CTAs, against examples/microbench/gemm_loop_l2.trace by difference of two loop lengths
+    (the prologue and epilogue cancel), over the waves the grid takes: a CTA's own rate, as the
+    H200's per-CTA clocks give it."""
+    rows = read_csv(H200 / "wgmma_rate.csv", required=("block_m", "block_n", "block_k", "stages",
+                                                       "warps", "grid", "cycles_per_ktile_med"))
+    points = []
+    for row in rows:
+        bm, bn, stages, warps, grid = (row.int(k) for k in ("block_m", "block_n", "stages", "warps", "grid"))
+        if row.int("block_k") != 64 or warps % 4 != 0:
+            raise ValidationError(f"{row.where}: the loop twin has 64-column k-tiles and whole WarpGroups")
+        if fast and (bm, bn, grid) not in GEMM_LOOP_FAST:
+            continue
+        wgs = warps // 4
+        # the twin's shared memory (its `smem` line) sets the CTAs an SM holds, hence the waves
+        smem_kib = (stages * (bm + bn) * 128 + 1024) / 1024
+        per_sm = max(1, int(H200_SMEM_PER_SM_KIB // smem_kib))
+        waves = -(-grid // (132 * per_sm))
+        serial = int(wgmma_serialized(bn))
+        defines = f"BM={bm} BN={bn} WGS={wgs} S={stages} SERIAL={serial} G={grid}"
+        # ~7 s for 264 CTAs of 128 k-tiles (Release, session 31), in proportion
+        cost = 7.0 * grid / 264 * sum(GEMM_LOOP_ITERS) / 128
+        sims = tuple(Sim(trace_workload("gemm_loop_l2.trace", f"{defines} ITERS={n}"), GEMM_LOOP_MHZ,
+                         cost / 2) for n in reversed(GEMM_LOOP_ITERS))
+
+        def predict(s, waves=waves, n=GEMM_LOOP_ITERS[1] - GEMM_LOOP_ITERS[0]):
+            return ((s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / n / waves,
+                    "kernel.cycles difference / k-tiles / waves")
+        label = f"{bm}x{bn} s{stages} w{warps}, {grid} CTA{'s' if grid > 1 else ''}"
+        points.append(Point("ktile", label, row.where, GEMM_LOOP_MHZ, row.num("cycles_per_ktile_med"),
+                            sims, predict))
+    return points, []
+
+
+def wgmma_serialized(n):
+    """ptxas's rule as sdk/include/simfa/wgmma_codegen.h states it: an m64nNk16 whose fp32
+    accumulator holds 128 registers a thread or more (N / 2: N >= 256) waits for the one before it."""
+    return n // 2 >= 128
+
+
 # tma_edge: (TENSOR_ROWS, BOX_ROWS, ROW0, CTAS, STAGES) of the fast subset: the box half past the
 # edge and the box wholly past it, 132 SMs at 4 stages (the hot spot), and one inside box
 TMA_EDGE_FAST = {(128, 256, 0, 132, 4), (128, 128, 128, 132, 4), (256, 256, 0, 132, 4)}
@@ -1261,6 +1310,10 @@ SUITES = {s.name: s for s in [
           {"op": Metric("cycles/iter", "one op applied 8 times an iteration (cycles_per_iter)"),
            "softmax": Metric("cycles/iter", "the online softmax step (cycles_per_iter)")},
           build_compute_micro),
+    Suite("gemm_loop", "Triton's GEMM loop on L2-resident tiles, 1 to 264 CTAs, validation/h200/"
+          "wgmma_rate.csv (examples/microbench/gemm_loop_l2.trace)", ["wgmma_rate.csv"],
+          {"ktile": Metric("cycles", "SM cycles a k-tile (cycles_per_ktile_med)")},
+          build_gemm_loop),
     Suite("tma_chase", "TMA_BULK + MB_WAIT latency chase of validation/h200/tma_chase.csv "
           "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
@@ -1301,7 +1354,7 @@ SUITES = {s.name: s for s in [
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
+ALIASES = {"microbenchmarks": ["gemm_loop", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
                                "compute_micro", "lrc_merge"]}
 
 
