@@ -3,7 +3,7 @@
 validation/h200/traces/) beside simfa's (a `simfa run --timeline` of the same kernel).
 
     python3 tools/gemm_phases.py validation/h200/traces/gemm_4096x4096x512.chrome_trace.gz \
-        TIMELINE.json [--first-wave-ctas 264]
+        TIMELINE.json [--first-wave-ctas 264] [--device H100]
 
 Phases of one CTA, SM cycles (medians over CTAs, the first wave and the later ones apart):
   to_loop   from the CTA's first TMA issue to the start of its first k-tile's WGMMAs (the
@@ -14,7 +14,7 @@ Phases of one CTA, SM cycles (medians over CTAs, the first wave and the later on
             accumulator's conversion and its store to shared memory)
   cta       from the first TMA issue to the TMA store's issue
 
-The Proton trace (tools/device/triton_trace.py) times warp 0 of each CTA around each TTGIR op;
+The Proton trace (tools/device/triton_trace.py; an H100's with --device H100) times warp 0 of each CTA around each TTGIR op;
 its records cost cycles of their own (tens to 150 a record), so its phases are upper bounds of
 the uninstrumented kernel's. The timeline's CTAs are the runs of one WarpGroup slot up to its
 `exit`. Standard library only.
@@ -118,8 +118,11 @@ def summary(ctas):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("proton", help="the H200's Proton chrome trace (.json or .json.gz)")
+    ap.add_argument("proton", help="the Proton chrome trace (.json or .json.gz)")
     ap.add_argument("timeline", help="simfa's --timeline JSON of the same kernel")
+    ap.add_argument("--device", default="H200",
+                    help="the GPU the trace was taken on, as the table names it (validation/h100/ "
+                    "holds H100 traces)")
     ap.add_argument("--first-wave-ctas", type=int, default=264,
                     help="CTAs of the first wave (default 264: two on each of 132 SMs)")
     args = ap.parse_args()
@@ -133,7 +136,7 @@ def main():
     print("| --- | --- | ---: | " + " | ".join("---:" for _ in keys) + " |")
     for label, h, s in (("first wave", hw[:args.first_wave_ctas], sim_first),
                         ("later", hw[args.first_wave_ctas:], sim_later)):
-        for source, ctas in (("H200 (Proton)", h), ("simfa", s)):
+        for source, ctas in ((f"{args.device} (Proton)", h), ("simfa", s)):
             result = summary(ctas)
             if result is None:
                 print(f"| {label} | {source} | 0 |" + " |" * len(keys))

@@ -1,6 +1,7 @@
 """tools/gemm_phases.py on a hand-made Proton trace and simfa timeline whose phases are known."""
 import json
 import pathlib
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -69,6 +70,12 @@ class GemmPhasesTest(unittest.TestCase):
             self.assertEqual(gemm_phases.summary(ctas)[1]["cta"], 2202)
             hw = gemm_phases.proton_ctas(gemm_phases.load_events(str(proton)))
             self.assertEqual(gemm_phases.summary(hw[1:])[1]["to_store"], 1500)
+            script = pathlib.Path(gemm_phases.__file__)
+            out = subprocess.run([sys.executable, str(script), str(proton), str(timeline),
+                                  "--first-wave-ctas", "1", "--device", "H100"],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertIn("| first wave | H100 (Proton) | 1 |", out)
+            self.assertNotIn("H200", out)
 
 
 if __name__ == "__main__":
