@@ -14,9 +14,9 @@ Phases of one CTA, SM cycles (medians over CTAs, the first wave and the later on
             accumulator's conversion and its store to shared memory)
   cta       from the first TMA issue to the TMA store's issue
 
-The Proton trace (tools/device/triton_trace.py; an H100's with --device H100) times warp 0 of each CTA around each TTGIR op;
-its records cost cycles of their own (tens to 150 a record), so its phases are upper bounds of
-the uninstrumented kernel's. The timeline's CTAs are the runs of one WarpGroup slot up to its
+The Proton trace (tools/device/triton_trace.py; an H100's with --device H100) times warp 0 of
+each CTA around each TTGIR op; its records cost cycles of their own (tens to 150 a record), so
+its phases are upper bounds of the uninstrumented kernel's. The timeline's CTAs are the runs of one WarpGroup slot up to its
 `exit`. Standard library only.
 """
 import argparse
