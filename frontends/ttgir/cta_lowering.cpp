@@ -81,6 +81,7 @@ void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
   acquirer_.assign(kernel_.stage_count, kNone);
   if (records_) records_->assign(wgs, {});
   slots_.assign(kernel_.slot_count, Value{});
+  produced_in_.assign(kernel_.slot_count, kNone);
   for (std::uint32_t s = 0; s < kernel_.slot_count; ++s) slots_[s].origin = s;
   for (const auto& [slot, value] : launch_.scalars) slots_[slot] = {value, kNone, true, kNone};
   partition_ = 0;
@@ -230,6 +231,7 @@ void CtaLowering::close_phase(std::uint32_t wg) {
   const ComputeWork work{static_cast<std::uint64_t>(std::ceil(p.fp32)),
                          static_cast<std::uint64_t>(std::ceil(p.alu)),
                          static_cast<std::uint64_t>(std::ceil(p.sfu))};
+  ++wgs_[wg].phase_serial;
   auto& pool = out_->work;
   if (pool.empty() || !(pool.back() == work)) pool.push_back(work);
   out_->warpgroups[wg].code.push_back(
@@ -546,22 +548,32 @@ void CtaLowering::execute(const Node& n) {
     }
     case NodeKind::kCompute: {
       // Each WarpGroup of the partition does its share of the elements; a reduction is a
-      // phase of its own that lasts at least the reduction latency.
+      // phase of its own that lasts at least the reduction latency, or, fused, makes the open
+      // phase that produced its operand last at least that long: ptxas issues the combine of
+      // each element as its producer delivers it (attention's row sum beside its exp2s).
       const std::uint64_t per_wg =
           (static_cast<std::uint64_t>(n.imm) + part.warpgroups - 1) / part.warpgroups;
       const OpCost& cost = op_cost(static_cast<CostRow>(n.sub));
+      const bool fused = n.b && options_.costs.fuse_reductions && n.operand_count > 0 &&
+                         wgs_[wg0].phase.open &&
+                         produced_in_[operand(n, 0)] == wgs_[wg0].phase_serial;
       for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w) {
-        if (n.b) close_phase(w);
+        if (n.b && !fused) close_phase(w);
         add_work(w, cost, static_cast<double>(per_wg) * n.a);
         if (n.b) {
           const double chain =
               n.b > 1 ? n.b - 1 : std::ceil(static_cast<double>(per_wg) / kThreadsPerWarpGroup);
-          wgs_[w].phase.latency = static_cast<std::uint32_t>(
-              std::ceil(options_.costs.reduce_cycles_per_element * chain));
+          WarpGroupState::Phase& p = wgs_[w].phase;
+          p.latency = std::max(p.latency, static_cast<std::uint32_t>(std::ceil(
+                                              options_.costs.reduce_cycles_per_element * chain)));
           close_phase(w);
         }
       }
       unknown_results();
+      // What a reduction delivers comes after its phase; an element-wise op's results belong
+      // to the phase still open.
+      for (std::uint32_t r = 0; r < n.result_count; ++r)
+        produced_in_[n.result + r] = n.b ? kNone : wgs_[wg0].phase_serial;
       return;
     }
     case NodeKind::kNop:

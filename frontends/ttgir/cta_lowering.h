@@ -67,6 +67,7 @@ class CtaLowering {
       double fp32 = 0, alu = 0, sfu = 0;
       std::uint32_t latency = 0;
     } phase;
+    std::uint32_t phase_serial = 0;  ///< compute phases closed so far
     std::uint32_t next_gid = 0;
     std::uint32_t record_end = 0;
     std::vector<std::uint32_t> waited;    ///< per stage: phases this WarpGroup waited for
@@ -104,6 +105,9 @@ class CtaLowering {
   std::vector<std::vector<SiteRecord>>* records_ = nullptr;
   std::vector<Value> slots_;
   std::vector<Value> scratch_;
+  /// Per slot: the phase_serial of the first WarpGroup when an element-wise compute op produced
+  /// it (its phase open then), else kNone.
+  std::vector<std::uint32_t> produced_in_;
   std::vector<WarpGroupState> wgs_;
   std::vector<std::uint32_t> acquirer_;  ///< per stage: the WarpGroup that ACQUIREs it
   std::uint32_t partition_ = 0;

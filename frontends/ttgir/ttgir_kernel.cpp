@@ -565,6 +565,8 @@ class Compiler {
           if (!canonical_name(inner.name).ends_with(".return")) ++body_ops;
       opaque(op, reduce_row(op), true, std::max<std::uint32_t>(body_ops, 1), true, true);
       p_.nodes.back().b = 1 + row_chain(op);
+      if (const auto values = v.values(); !values.empty())
+        operands(index_of(p_.nodes.back()), {values.front()});
       return;
     }
     if (name == "ttg.convert_layout") return opaque(op, convert_row(v), true);

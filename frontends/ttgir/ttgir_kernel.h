@@ -43,7 +43,8 @@ enum class NodeKind : std::uint8_t {
   kCtaBarrier,      ///< gpu.barrier: the partition's WarpGroups meet
   kCompute,         ///< register-tensor work (a compute BUBBLE): imm elements, sub CostRow,
                     ///< a ops per element; b: 0, or for a reduction 1 + the elements a thread
-                    ///< combines in sequence (0: unknown, all of its elements)
+                    ///< combines in sequence (0: unknown, all of its elements); a reduction's
+                    ///< operand 0 is the tensor it reduces
   kWarpSpecialize,  ///< a: its first partition; default region [self+1, b); partitions follow
   kNop,             ///< known ops without an instruction (barrier_expect, fences, deallocs, ...)
 };
@@ -167,6 +168,9 @@ struct CostRules {
   /// which the TTGIR does not show: before each TMA copy (into shared memory and out of it) and
   /// each mbarrier wait.
   bool triton_barriers = true;
+  /// A row reduction of a tensor the open compute phase produced runs in that phase (the phase
+  /// lasts at least its latency) instead of after it.
+  bool fuse_reductions = false;
   bool unknown_as_bubble = false;  ///< else an unknown op is rejected
 };
 

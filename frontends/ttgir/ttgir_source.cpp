@@ -55,6 +55,17 @@ void TtgirSource::describe(Schema& schema) {
       .doc(
           "least cycles a row reduction (tt.reduce, tt.scan) takes per element a thread combines: "
           "its dependent combine chain, beyond the pipe throughput (docs/ttgir.md §4)");
+  // ptxas interleaves a row sum with the exp2s that produce its elements (validation/h200/
+  // attention/ttgir/softmax_micro_softmax_*.sass.gz and attn_fwd_*.sass.gz: an FADD after each
+  // MUFU.EX2, the shuffles after the last). Off by default: with it (and the reductions refitted,
+  // reduce_cycles_per_element = 13) the softmax microbenchmarks and the long Triton kernels come
+  // closer and the short ones, already too fast, further (docs/calibration.md §20).
+  schema.boolean("fuse_reductions")
+      .def(false)
+      .doc(
+          "a row reduction (tt.reduce) of a tensor the open compute phase produced joins that "
+          "phase, which then lasts at least the reduction's latency, instead of a phase after it "
+          "(docs/ttgir.md §4; calibrated with reduce_cycles_per_element = 13)");
   schema.boolean("triton_barriers")
       .def(true)
       .doc(
@@ -111,6 +122,7 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   options.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
   options.registers_per_thread = static_cast<std::uint32_t>(params.integer("registers_per_thread"));
   options.costs.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
+  options.costs.fuse_reductions = params.boolean("fuse_reductions");
   options.costs.triton_barriers = params.boolean("triton_barriers");
   options.costs.unknown_as_bubble = params.string("unknown_ops") == "bubble";
   options.wgmma_serialization = params.string("wgmma_serialization");

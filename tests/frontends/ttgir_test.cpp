@@ -409,6 +409,35 @@ TEST(TtgirStatic, AttentionLowersQkSoftmaxPvPerWarpGroup) {
   EXPECT_EQ(std::vector<std::string>(lines.begin() + 24, lines.begin() + 32), softmax);
 }
 
+// fuse_reductions (docs/calibration.md §20): the row sum of P joins the phase that computes P,
+// as ptxas interleaves them (an FADD after each MUFU.EX2 in validation/h200/attention/ttgir/
+// attn_fwd_*.sass.gz). That phase lasts at least the sum's 13 x 16 = 208 cycles and no phase
+// of its own follows; the row max, of the QK^T dot's result, stays a phase of its own.
+TEST(TtgirStatic, FusedRowSumRunsInThePhaseOfItsExp2) {
+  Harness h;
+  auto src = h.make({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
+                     {"grid", str("4x4")},
+                     {"args", str(attn_args(4, 512))},
+                     {"fuse_reductions", ParamValue{true}},
+                     {"reduce_cycles_per_element", ParamValue{13.0}}});
+  CtaProgram p;
+  src->build(5, p);
+  const auto lines = listing(p.warpgroups[0], p, src->tensor_maps());
+  ASSERT_GT(lines.size(), 31u);
+  EXPECT_EQ(lines[23], "WGMMA_WAIT 0");
+  const std::vector<std::string> softmax = {
+      "BAR_WAIT 0",
+      "BUBBLE 208 fp32 0 alu 4096 sfu 0",      // row max: 4096 FMNMX
+      "BUBBLE 208 fp32 8384 alu 64 sfu 4160",  // S * scale - max (FFMA), exp2, the rescale
+                                               // factor, the rows' max, and the row sum:
+                                               // 4096 FADD
+      "BUBBLE 0 fp32 8192 alu 64 sfu 0",       // acc (64 x 128) * alpha, l_i
+      "MB_WAIT 4",
+      "BUBBLE 0 fp32 0 alu 2048 sfu 0",  // P to f16
+      "WGMMA 64,128,16 gid 1"};
+  EXPECT_EQ(std::vector<std::string>(lines.begin() + 24, lines.begin() + 31), softmax);
+}
+
 // Warp specialization (hand-written fixture): the default partition consumes, the 1-warp
 // producer partition is a WarpGroup of its own. Empty barriers (arrived by the consumer,
 // waited by the producer with the opposite parity) become ACQUIRE/RELEASE_STAGE, full barriers
