@@ -1,14 +1,15 @@
 #!/bin/bash
 # The GEMM loop's costs in situ, beside the microbenchmarks that isolate them (simfa issue 17).
 #
-#   run(command="bash tools/device/run_phases.sh 2>&1 | tee $OUT/log.txt", timeout_s=600)
+#   run(command="bash tools/device/run_phases.sh 2>&1 | tee $OUT/log.txt", timeout_s=540)
 #
 #   1. run_loaded.sh: tma_loaded, loop_costs and tma_issue (the copy's issue alone, behind another
 #      copy, in a train, after a ring's wait)
 #   2. triton_trace.py: Proton traces (warp 0 of every CTA, each TMA, WGMMA and barrier op timed)
 #      of the suite's three tile configs, one CTA at K = 1024 and the full 4096x4096x512 grid
 # Writes $OUT/r/ (run_loaded.sh's files) and $OUT/t/ (the traces, gzipped, the instrumented
-# TTGIRs, the SASS of both builds of each config), packed as $OUT/results.tgz. Only reads clocks; never changes a GPU setting.
+# TTGIRs, the SASS of both builds of each config), packed as $OUT/results.tgz. Only reads clocks;
+# never changes a GPU setting.
 set -u
 OUT=${OUT:-/tmp/simfa_out}
 HERE=$(cd "$(dirname "$0")" && pwd)
