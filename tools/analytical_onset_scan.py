@@ -67,8 +67,9 @@ def mean_survival(onset, d0, d1):
     return (area(hi) - area(lo)) / (hi - lo)
 
 
-def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT):
-    """Row-major raster (the suite's GROUP_M = 1), CTAs per SM by shared memory."""
+def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT, parts=False):
+    """Row-major raster (the suite's GROUP_M = 1), CTAs per SM by shared memory. With parts, a dict
+    of the pieces (lockstep reads, out-of-step bound, the share escaped, waves) besides the reads."""
     smem = max(stages * (bm + bn) * bk * e + 8 * stages, bm * bn * ce)
     cps = max(1, SMEM // (smem + 1024))
     p = SMS * cps
@@ -118,7 +119,8 @@ def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT):
     t_mma, t_tma = 2 * bm * bn * bk / MMA_RATE, (bm + bn) * bk * e / L2_RATE
     paced = max(0.0, 1 - t_mma / t_tma)
     if cps < 2 or waves < 2 or paced <= 0:
-        return total
+        return dict(reads=total, lockstep=total, staggered=None, share=0.0, waves=waves, per_wave=p,
+                    ctas=ctas, k_steps=cdiv(k, bk), ctas_per_sm=cps) if parts else total
     a_all, b_all = mt * ap - aclip, nt * bp - bclip
     dist = b_all + ap + nt * bm * bn * ce
     staggered = a_all + b_all + (mt - 1) * b_all * (1 - mean_survival(onset, dist, dist))
@@ -131,6 +133,10 @@ def gemm_reads(onset, m, n, k, bm, bn, bk, stages, e=2, ce=2, drift=DRIFT):
         hazard += WINDOW * math.exp(-(1 - load) * barrier_sq)
         escaped = 1 - math.exp(-hazard)
         share += (p if w < waves - 1 else ctas - (waves - 1) * p) * escaped
+    if parts:
+        return dict(reads=total + share / ctas * extra, lockstep=total, staggered=staggered,
+                    share=share / ctas, waves=waves, per_wave=p, ctas=ctas, k_steps=cdiv(k, bk),
+                    ctas_per_sm=cps)
     return total + share / ctas * extra
 
 
