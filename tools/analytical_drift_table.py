@@ -19,7 +19,9 @@ waves and an out-of-step bound at least 1.3x the lockstep reads (where drift can
 - ncu's gpu_time_us over gemm_suite.csv's event_us (the timing suite's 20-25 launches of the same
   kernel): how much slower the profiled launch ran than the kernel usually does.
 
-Any CSV with ncu_gemm's columns can be given (a re-measurement, say); rows are printed in file order.
+Any CSV with gemm_ncu.csv's columns can be given (a re-measurement, say): M, N, K, block_m,
+block_n, block_k, stages and dram__bytes_read.sum are needed, the LRC sectors and gpu_time_us
+printed when present. Rows are printed in file order.
 """
 import csv
 import math
@@ -75,12 +77,14 @@ def main(argv):
             span = p["staggered"] - p["lockstep"]
             f = (meas - p["lockstep"]) / span
             h = constant_rate(f, p["waves"], p["per_wave"], p["ctas"])
-            merged = 1 - float(r["lrc__lrc2xbar_sectors_op_read.sum"]) / float(r["lrc__xbar2gpc_sectors_op_read.sum"])
+            lrc = [r.get(f"lrc__{c}_sectors_op_read.sum") for c in ("lrc2xbar", "xbar2gpc")]
+            merged = f"{100 * (1 - float(lrc[0]) / float(lrc[1])):.1f}%" if all(lrc) else "-"
             timing = suite.get(key)
-            ratio = f"{float(r['gpu_time_us']) / float(timing['event_us']):.2f}" if timing else "-"
+            ratio = (f"{float(r['gpu_time_us']) / float(timing['event_us']):.2f}"
+                     if timing and r.get("gpu_time_us") else "-")
             print(f"| {path.stem} | {m}x{n}x{k} | {bm}x{bn} | {p['waves']} | {p['k_steps']} | {meas / 1e6:.0f} | "
                   f"{p['lockstep'] / 1e6:.0f} | {p['staggered'] / 1e6:.0f} | {f:.3f} | {p['share']:.3f} | "
-                  f"{100 * (p['reads'] / meas - 1):+.0f}% | {h:.3f} | {100 * merged:.1f}% | {ratio} |")
+                  f"{100 * (p['reads'] / meas - 1):+.0f}% | {h:.3f} | {merged} | {ratio} |")
     return 0
 
 
