@@ -2,6 +2,9 @@
 // SM -> coalescer -> L2 (with its slice map) -> DRAM, and back.
 #pragma once
 
+#include <optional>
+
+#include "simfa/burst_wheel.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
 
@@ -13,9 +16,12 @@ class MemoryHierarchy final : public MemoryPort {
   static void describe(Schema& schema);
 
   void send(Cycle now, const MemRequest& request) override { coalescer_.send(now, request); }
+  bool accepts_bursts() const override { return bursts_.has_value(); }
+  void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
 
  private:
   Coalescer& coalescer_;
+  std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
 };
 
 }  // namespace simfa::memory_models

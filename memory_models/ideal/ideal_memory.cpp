@@ -22,6 +22,9 @@ void IdealMemory::describe(Schema& schema) {
       .range(1, 1e9)
       .doc("cycles from send to response for every request (>= 1: responses arrive no earlier "
            "than the next cycle)");
+  schema.boolean("bursts").def(false).doc(
+      "take an engine's lines booked ahead as bursts, each sent at its cycle, one event a cycle "
+      "for all SMs (docs/performance.md §10); false: line by line");
   schema.stat("reads", StatKind::kCounter, "requests", kReadsDoc);
   schema.stat("writes", StatKind::kCounter, "requests", kWritesDoc);
   schema.stat("llc_read_bytes", StatKind::kCounter, "bytes", kLlcReadDoc);
@@ -38,7 +41,9 @@ IdealMemory::IdealMemory(const BuildContext& context)
       llc_read_bytes_(context.stats.counter("llc_read_bytes", "bytes", kLlcReadDoc)),
       llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)),
       dram_read_bytes_(context.stats.counter("dram_read_bytes", "bytes", kDramReadDoc)),
-      dram_write_bytes_(context.stats.counter("dram_write_bytes", "bytes", kDramWriteDoc)) {}
+      dram_write_bytes_(context.stats.counter("dram_write_bytes", "bytes", kDramWriteDoc)) {
+  if (context.params.boolean("bursts")) bursts_.emplace(context.events, *this);
+}
 
 void IdealMemory::send(Cycle now, const MemRequest& request) {
   if (request.write) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "simfa/burst_wheel.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
@@ -17,6 +19,8 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   static void describe(Schema& schema);
 
   void send(Cycle now, const MemRequest& request) override;
+  bool accepts_bursts() const override { return bursts_.has_value(); }
+  void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
 
  private:
   /// The responses of the batch at the front of `batches_`.
@@ -32,6 +36,7 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   RingQueue<MemRequest> in_flight_;
   RingQueue<std::uint32_t> batches_;
   Cycle last_batch_ = kNever;  ///< the cycle of the batch scheduled last
+  std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
 
   Counter& reads_;
   Counter& writes_;

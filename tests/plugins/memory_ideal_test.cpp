@@ -105,5 +105,42 @@ TEST(IdealMemory, Schema) {
   EXPECT_EQ(bench.stats.names(), test::declared_stats<IdealMemory>());
 }
 
+// bursts = true: lines booked ahead reach the memory at their cycles, every line of a cycle by
+// one event whatever burst it came from: the bursts starting in the cycle in booking order, then
+// those continuing from the cycle before (docs/performance.md §10).
+TEST(IdealMemory, BurstLinesLeaveAtTheirCyclesOneEventACycle) {
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{10}}, {"bursts", true}}, -1);
+  ASSERT_TRUE(memory->accepts_bursts());
+  Client client;
+  const Addr a_lines[] = {0x1000, 0x1080, 0x1100, 0x1180};
+  const Addr b_lines[] = {0x9000, 0x9080, 0x9100};
+  // Burst a: cycle 3 has one slot left, then two a cycle: 3, 4, 4, 5. Burst b: 4, 5, 6.
+  memory->send_burst(0, MemoryPort::Burst{read(0, 1, client), a_lines, 4, 3, 1, 2});
+  memory->send_burst(0, MemoryPort::Burst{read(0, 2, client), b_lines, 3, 4, 1, 1});
+  bench.events.run();
+  std::vector<std::pair<Cycle, Addr>> got;
+  for (const auto& r : client.responses) {
+    got.emplace_back(r.at, r.request.addr);
+    EXPECT_EQ(r.request.token, r.request.addr < 0x9000 ? 1u : 2u);
+  }
+  // Cycle 4: b starts there, a continues from 3; cycle 5: both continue, in cycle 4's order.
+  EXPECT_EQ(got, (std::vector<std::pair<Cycle, Addr>>{{13, 0x1000},
+                                                      {14, 0x9000},
+                                                      {14, 0x1080},
+                                                      {14, 0x1100},
+                                                      {15, 0x9080},
+                                                      {15, 0x1180},
+                                                      {16, 0x9100}}));
+  // Four wheel events (cycles 3..6) and four response batches (13..16).
+  EXPECT_EQ(bench.events.fired(), 8u);
+  EXPECT_EQ(bench.stats.value("c.reads"), 7u);
+}
+
+TEST(IdealMemory, NoBurstsByDefault) {
+  Bench bench;
+  EXPECT_FALSE(bench.make<IdealMemory>({}, -1)->accepts_bursts());
+}
+
 }  // namespace
 }  // namespace simfa::memory_models

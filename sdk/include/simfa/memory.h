@@ -36,6 +36,22 @@ class SIMFA_API MemClient {
 class SIMFA_API MemoryPort : public Component {
  public:
   virtual void send(Cycle now, const MemRequest& request) = 0;
+
+  /// Whether the port takes bursts (send_burst). A port that does not is sent line by line.
+  virtual bool accepts_bursts() const { return false; }
+  /// Lines of one engine booked ahead (docs/performance.md §10): line i, `request` with the
+  /// address `addrs[i]`, is handled as if sent at its own cycle, which is `first` for the first
+  /// `first_slots` lines and then one cycle on for every `per_cycle` lines. `first` >= now;
+  /// the port copies what it keeps. Only called when accepts_bursts().
+  struct Burst {
+    MemRequest request;           ///< every line's request but its address
+    const Addr* addrs = nullptr;  ///< `count` line addresses in send order
+    std::uint32_t count = 0;
+    Cycle first = 0;
+    std::uint32_t first_slots = 1;  ///< 1..per_cycle
+    std::uint32_t per_cycle = 1;
+  };
+  virtual void send_burst(Cycle /*now*/, const Burst& /*burst*/) {}
 };
 
 }  // namespace simfa

@@ -18,7 +18,8 @@ namespace simfa {
 /// Bumped on any change to an sdk type that crosses the plugin boundary.
 /// 4: optional sub-slots (SlotSpec::default_plugin) and the kind "replacement".
 /// 6: TensorCoreEngine::busy_until (the SM's pipes beside a running tensor core).
-inline constexpr std::uint32_t kSdkAbiVersion = 6;
+/// 7: MemoryPort::accepts_bursts and send_burst (lines booked ahead, docs/performance.md §10).
+inline constexpr std::uint32_t kSdkAbiVersion = 7;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
