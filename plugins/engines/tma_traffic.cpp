@@ -113,6 +113,7 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
 void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
   memory_ = &memory;
   client_ = &client;
+  bursts_ = memory.accepts_bursts();
 }
 
 void TmaTraffic::issue(Cycle now, const TmaOp& op) {
@@ -125,6 +126,7 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
   op_count_.add();
   bytes_.add(op.bytes);
   busy_.begin(now);
+  if (bursts_) return book(now);
   arm(now);
 }
 
@@ -180,6 +182,7 @@ void TmaTraffic::deduplicate() {
 void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
   if (payload != 0) return report_sent(now, payload);
   step_pending_ = false;
+  if (bursts_) return book(now);
   if (budget_cycle_ != now) {
     budget_cycle_ = now;
     budget_used_ = 0;
@@ -220,7 +223,85 @@ void TmaTraffic::on_response(Cycle now, const MemRequest& request) {
   Op& op = ops_[slot];
   ++op.returned;
   if (op.generated && op.returned == op.requests) complete(now, slot);
+  if (bursts_) return book(now);
   arm(now);
+}
+
+void TmaTraffic::book(Cycle now) {
+  // Line by line, a step sends while requests may be in flight, `requests_per_cycle_` a cycle,
+  // each op's first once it is ready; a response frees a slot for the next step. Booked ahead,
+  // line j leaves at the same cycle: the first slot after line j - 1's, at or after the op's
+  // ready cycle and after a request slot frees (now). Responses only free slots, so the lines
+  // booked while slots are free would each have found one at their step too.
+  while (outstanding_ < max_outstanding_) {
+    // The first free slot: in the cycle of the last booked line, or the next, or now.
+    Cycle at = now;
+    std::uint32_t used = 0;
+    if (budget_cycle_ != kNever && budget_cycle_ >= now) {
+      at = budget_cycle_;
+      used = budget_used_;
+      if (used >= requests_per_cycle_) {
+        ++at;
+        used = 0;
+      }
+    }
+    if (generating_ == kNoOp) {
+      if (waiting_.empty()) break;
+      const std::uint32_t slot = waiting_.front();
+      waiting_.pop();
+      generate(ops_[slot].op);
+      ops_[slot].requests = static_cast<std::uint32_t>(requests_.size());
+      generating_ = slot;
+    }
+    Op& op = ops_[generating_];
+    if (op.ready > at) {
+      at = op.ready;
+      used = 0;
+    }
+    if (requests_.empty()) {  // box outside the tensor, or an empty bulk copy: done at its turn
+      if (at > now) {
+        if (!step_pending_) events_.schedule(at, *this, 0, Priority::kEngine);
+        step_pending_ = true;
+        break;
+      }
+      const std::uint32_t slot = generating_;
+      generating_ = kNoOp;
+      complete(now, slot);
+      continue;
+    }
+    const auto n = static_cast<std::uint32_t>(
+        std::min<std::size_t>(requests_.size() - next_request_, max_outstanding_ - outstanding_));
+    const bool store = op.op.op == Opcode::kTmaStore;
+    MemRequest request{0, request_bytes_, sm_, store, generating_, this};
+    // Lines leaving in this very cycle, none of the engine's booked in it before, go at once
+    // (from a response, at memory priority rather than the engine's: the usual case while
+    // max_outstanding binds, one line a response); the others as a burst.
+    const std::uint32_t direct = at == now && used == 0 ? std::min(n, requests_per_cycle_) : 0;
+    const std::size_t first = next_request_;
+    budget_cycle_ = at + (used + n - 1) / requests_per_cycle_;
+    budget_used_ = (used + n - 1) % requests_per_cycle_ + 1;
+    next_request_ += n;
+    outstanding_ += n;
+    line_count_.add(n);
+    if (next_request_ == requests_.size()) {
+      op.generated = true;
+      if (stores_complete_when_sent_ && store)
+        events_.schedule(budget_cycle_ + 1, *this, sent_payload(generating_, op.serial),
+                         Priority::kEngine);
+      generating_ = kNoOp;
+    }
+    // Both before the next op's generate() reuses requests_.
+    for (std::uint32_t i = 0; i < direct; ++i) {
+      request.addr = requests_[first + i];
+      memory_->send(now, request);
+    }
+    if (n > direct)
+      memory_->send_burst(
+          now, MemoryPort::Burst{request, &requests_[first + direct], n - direct,
+                                 direct > 0 ? now + 1 : at,
+                                 direct > 0 ? requests_per_cycle_ : requests_per_cycle_ - used,
+                                 requests_per_cycle_});
+  }
 }
 
 void TmaTraffic::complete(Cycle now, std::uint32_t slot) {

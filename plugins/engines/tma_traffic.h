@@ -7,7 +7,9 @@
 // Ops generate requests one at a time in issue order (FIFO), at most `requests_per_cycle` per
 // cycle and `max_outstanding` in flight; the requests of consecutive ops overlap in flight. Setup
 // latencies of queued ops overlap each other (each op is ready `setup` cycles after its issue).
-// Nothing is scheduled while the engine waits: a response or an issue re-arms it.
+// Nothing is scheduled while the engine waits: a response or an issue re-arms it. With a memory
+// port that takes bursts, lines are booked ahead instead, each at the cycle the step would send
+// it, so that a step event per line is not needed (docs/performance.md §10).
 #pragma once
 
 #include <cstddef>
@@ -67,6 +69,10 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// response or an issue changes the state).
   Cycle next_step(Cycle now) const;
   void arm(Cycle now);
+  /// With a port that takes bursts: books every line that may leave now or later at the cycle
+  /// its step would send it, as bursts (docs/performance.md §10); an op with no lines whose turn
+  /// comes later gets a step event then.
+  void book(Cycle now);
 
   EventQueue& events_;
   TmaSetup setup_;
@@ -91,7 +97,10 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   std::vector<std::pair<Addr, std::uint32_t>> dedup_scratch_;  ///< (address, first position)
 
   std::uint32_t outstanding_ = 0;
-  Cycle budget_cycle_ = kNever;  ///< the cycle `budget_used_` counts requests of
+  bool bursts_ = false;           ///< the port takes bursts: lines are booked ahead
+  // Line by line: the cycle of the step that sent `budget_used_` requests. Booked ahead: the
+  // cycle the last booked line leaves, with `budget_used_` lines booked in it.
+  Cycle budget_cycle_ = kNever;
   std::uint32_t budget_used_ = 0;
   bool step_pending_ = false;
   std::uint32_t op_serial_ = 0;

@@ -170,6 +170,27 @@ TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
   }
 }
 
+// The same with the memory system taking the TMA engines' lines as bursts (memory.bursts,
+// docs/performance.md §10), through the hierarchy of configs/h200.toml and through memory.ideal.
+TEST(Cli, ReferenceSteppingEqualsEventSteppingWithBursts) {
+  auto traces = example_traces();
+  ASSERT_FALSE(traces.empty());
+  for (const char* memory : {"", " --set memory.plugin=memory.ideal"}) {
+    for (const auto& trace : traces) {
+      fs::path a = temp_file("burst_event.json"), b = temp_file("burst_reference.json");
+      const std::string run = "run " + source("configs/h200.toml") + " -q --workload " +
+                              trace.string() + " --set memory.bursts=true" + memory;
+      Outcome e = simfa(run + " --stats " + a.string());
+      Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
+      ASSERT_EQ(e.exit_code, 0) << trace << memory << "\n" << e.out;
+      ASSERT_EQ(r.exit_code, 0) << trace << memory << "\n" << r.out;
+      EXPECT_EQ(json::serialize(without_sim(read_json(a))),
+                json::serialize(without_sim(read_json(b))))
+          << trace << memory;
+    }
+  }
+}
+
 // The issue arbiter records the phase events of the next 4096 cycles and schedules later ones
 // unrecorded (kernel/issue_arbiter.h); a workload asking for both must still step exactly.
 TEST(Cli, ReferenceSteppingEqualsEventSteppingBeyondTheArbiterWindow) {

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "simfa/burst_wheel.h"
 #include "simfa/component.h"
 #include "simfa/core.h"
 #include "simfa/event_queue.h"
@@ -144,6 +145,26 @@ class RecordingMemory final : public MemoryPort, private EventTarget {
   EventQueue& events_;
   Cycle latency_;
   std::uint32_t in_flight_ = 0;
+};
+
+/// A RecordingMemory behind a BurstWheel: it takes bursts (MemoryPort::send_burst), whose lines
+/// reach `lines` at their cycles.
+class BurstRecordingMemory final : public MemoryPort {
+ public:
+  BurstRecordingMemory(EventQueue& events, Cycle latency)
+      : lines(events, latency), wheel_(events, lines) {}
+  void send(Cycle now, const MemRequest& request) override { lines.send(now, request); }
+  bool accepts_bursts() const override { return true; }
+  void send_burst(Cycle now, const Burst& burst) override {
+    ++bursts;
+    wheel_.book(now, burst);
+  }
+
+  RecordingMemory lines;
+  std::uint32_t bursts = 0;
+
+ private:
+  BurstWheel wheel_;
 };
 
 class RecordingTmaClient final : public TmaClient {
