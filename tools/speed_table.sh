@@ -9,6 +9,9 @@
 # BASE and NEW are simfa binaries (their plugins are found beside them, as for any install), or a
 # git revision, which is built (Release, simfa only) in a worktree under ${SPEED_BUILD_ROOT:-/tmp}.
 # Run from the repository root. SPEED_WORKLOADS=name,name picks rows (default: all of them).
+# SPEED_EXTRA_A / SPEED_EXTRA_B: run options for one side only, e.g. BASE and NEW the same binary
+# and SPEED_EXTRA_B="--set memory.bursts=true" (an option against its default; the "cycles"
+# column then shows A / B where they differ).
 #
 # Times are CPU seconds (user + system, from /usr/bin/time) of the whole process: on a machine
 # shared with other jobs, wall time measures the neighbours too. The stats' sim.wall_seconds (the
@@ -61,11 +64,12 @@ for ((rep = 0; rep < reps; ++rep)); do
   while read -r name manifest workload extra; do
     selected "$name" || continue
     for side in a b; do
-      bin="$a"; [[ $side == b ]] && bin="$b"
+      bin="$a"; side_extra="${SPEED_EXTRA_A:-}"
+      [[ $side == b ]] && bin="$b" && side_extra="${SPEED_EXTRA_B:-}"
       out="$tmp/$name.$side.$rep"
       # shellcheck disable=SC2086  # extra options are words
       /usr/bin/time -f '%U %S %M' -o "$out.time" \
-        "$bin" run "$manifest" -q --workload "$workload" --stats "$out.json" $extra
+        "$bin" run "$manifest" -q --workload "$workload" --stats "$out.json" $extra $side_extra
       echo "$name $side $rep" >&2
     done
   done < <(workloads)
@@ -113,7 +117,8 @@ for n in names:
     x, y = figures(n, "a"), figures(n, "b")
     req = max(x["requests"], 1)
     qe = lambda f: f"{f['queue_events'] / req:.2f}" if f["queue_events"] is not None else "n/a"
-    print(f"| {n} | {x['cycles']} | {x['requests']} | {x['cycles'] / x['cpu']:,.0f} | "
+    cycles = x["cycles"] if x["cycles"] == y["cycles"] else f"{x['cycles']} / {y['cycles']}"
+    print(f"| {n} | {cycles} | {x['requests']} | {x['cycles'] / x['cpu']:,.0f} | "
           f"{y['cycles'] / y['cpu']:,.0f} | {x['cpu'] / y['cpu']:.2f} | "
           f"{x['cpu'] * 1e9 / req:.0f} | {y['cpu'] * 1e9 / req:.0f} | "
           f"{x['events'] / req:.2f} | {y['events'] / req:.2f} | {qe(x)} | {qe(y)} | "
