@@ -188,6 +188,14 @@ void describe_fa3_keys(Schema& schema) {
       .range(0, 1 << 20)
       .unit("cycles")
       .doc("BUBBLE after each of the producer's TMA loads (no microbenchmark isolates it: 0)");
+  schema.integer("first_wave_bubble")
+      .def(-1)
+      .range(-1, 1 << 20)
+      .unit("cycles")
+      .doc(
+          "BUBBLE at the start of every WarpGroup of a CTA of the launch's first wave (CTAs 0 to "
+          "SMs x the CTAs an SM holds - 1; a persistent grid: every CTA, once): the cold start "
+          "of a launch's first CTAs; -1: the kernel's (0; docs/calibration.md §21)");
   schema.integer("exp2_per_cycle")
       .def(16)
       .range(1, 1 << 20)
@@ -316,6 +324,7 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   const std::string& op_counts = params.string("op_counts");
   s.sass_counts = op_counts == "cudnn" || (op_counts == "auto" && cudnn);
   s.producer_issue_cycles = params.integer("producer_issue_cycles");
+  s.first_wave_bubble = std::max<std::int64_t>(params.integer("first_wave_bubble"), 0);
 
   Fa3Throughputs u;
   u.exp2 = params.integer("exp2_per_cycle");
@@ -367,7 +376,9 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
                                     : "") +
          (s.producer_issue_cycles != 0
               ? ",producer_issue_cycles=" + std::to_string(s.producer_issue_cycles)
-              : "");
+              : "") +
+         (s.first_wave_bubble != 0 ? ",first_wave_bubble=" + std::to_string(s.first_wave_bubble)
+                                   : "");
 }
 
 std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
@@ -398,6 +409,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"exp_step_per_cycle", real_text(s.exp_step_per_cycle)},
       {"op_counts", s.sass_counts ? "cudnn" : "fa3"},
       {"producer_issue_cycles", str(s.producer_issue_cycles)},
+      {"first_wave_bubble", str(s.first_wave_bubble)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},
       {"cvt_per_cycle", str(u.cvt)},

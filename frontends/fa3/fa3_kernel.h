@@ -68,6 +68,7 @@ struct Fa3Shape {
   std::int64_t scale_ops = 1;      ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
+  std::int64_t first_wave_bubble = 0;  ///< BUBBLE first in every WarpGroup of a first-wave CTA
   Fa3TileOrder tile_order = Fa3TileOrder::kFa3;
   Fa3ORescale o_rescale = Fa3ORescale::kAfterPv;
   double exp_step_per_cycle = 0;  ///< scores a cycle one consumer's exp2 step reaches; 0: no floor

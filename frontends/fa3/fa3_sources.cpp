@@ -32,7 +32,12 @@ void Fa3Source::describe(Schema& schema) {
 
 Fa3Source::Fa3Source(const BuildContext& context)
     : kernel_(read_fa3_kernel(context.params, context.gpu)),
-      translator_(kernel_, "workload.fa3 (generated events)") {}
+      translator_(kernel_, "workload.fa3 (generated events)") {
+  // Every CTA holds what CTA 0 holds (the same WarpGroups, registers and shared memory).
+  CtaProgram first;
+  build(0, first);
+  translator_.set_first_wave(first_wave_ctas(first, context.gpu, cta_count()));
+}
 
 void Fa3Source::build(std::uint64_t index, CtaProgram& out) {
   check_index(index, cta_count());
@@ -79,10 +84,13 @@ Fa3EventsSource::Fa3EventsSource(const BuildContext& context)
     : kernel_(one_tile_per_cta(context.params, read_fa3_kernel(context.params, context.gpu))),
       log_(read_log(context.params), context.params.string("path"), kernel_),
       translator_(kernel_, context.params.string("path")) {
-  // Translating every CTA once reports a malformed log before the run starts.
+  // Translating every CTA once reports a malformed log before the run starts. Every CTA holds
+  // what CTA 0 holds, which gives the first wave.
   CtaProgram scratch;
-  for (std::uint64_t cta = 0; cta < cta_count(); ++cta)
+  for (std::uint64_t cta = 0; cta < cta_count(); ++cta) {
     translator_.translate(cta, log_.cta(cta), scratch);
+    if (cta == 0) translator_.set_first_wave(first_wave_ctas(scratch, context.gpu, cta_count()));
+  }
 }
 
 void Fa3EventsSource::build(std::uint64_t index, CtaProgram& out) {

@@ -55,6 +55,10 @@ void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
   for (std::uint32_t c = 0; c < kernel_.consumers(); ++c)
     out.warpgroups[1 + c].registers =
         kernel_.consumer_registers_per_thread() * kThreadsPerWarpGroup;
+  if (cta < first_wave_ctas_ && kernel_.shape().first_wave_bubble > 0)
+    for (WarpGroupProgram& wg : out.warpgroups)
+      wg.code.push_back(
+          Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().first_wave_bubble)));
   k_tiles_.clear();
   v_tiles_.clear();
   consumers_.assign(kernel_.consumers(), ConsumerState{});

@@ -33,6 +33,10 @@ class Fa3EventTranslator {
   void append(std::uint64_t tile_index, const CtaEvents& events, bool last, CtaProgram& out);
   void finish(CtaProgram& out);
 
+  /// CTAs 0 to `ctas` - 1 are the launch's first wave: begin() puts Fa3Shape::first_wave_bubble
+  /// first in each of their WarpGroups.
+  void set_first_wave(std::uint64_t ctas) { first_wave_ctas_ = ctas; }
+
  private:
   struct ConsumerState {
     std::uint64_t k_used = 0;  ///< GEMMs issued on K and V loads so far
@@ -53,6 +57,7 @@ class Fa3EventTranslator {
   const Fa3Kernel& kernel_;
   std::string file_;
   std::uint64_t cta_ = 0;
+  std::uint64_t first_wave_ctas_ = 0;
   Fa3Kernel::Tile tile_;
   std::vector<std::uint32_t> k_tiles_;  ///< the producer's K loads, in order, over the CTA's tiles
   std::vector<std::uint32_t> v_tiles_;

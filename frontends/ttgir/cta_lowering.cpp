@@ -77,6 +77,7 @@ void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
     s.waited.assign(kernel_.stage_count, 0);
     s.acquired.assign(kernel_.stage_count, 0);
     s.pending_bubble = options_.prologue_bubble;
+    if (cta < first_wave_ctas_) s.pending_bubble += options_.first_wave_bubble;
   }
   acquirer_.assign(kernel_.stage_count, kNone);
   if (records_) records_->assign(wgs, {});

@@ -24,6 +24,9 @@ struct LaunchConfig {
 struct LoweringOptions {
   std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
   std::uint32_t per_iteration_bubble = 0;  ///< cycles per iteration of a loop holding a dot
+  /// cycles at the start of every WarpGroup of a CTA of the launch's first wave (CtaLowering::
+  /// set_first_wave), after prologue_bubble
+  std::uint32_t first_wave_bubble = 0;
   std::uint32_t registers_per_thread = 0;  ///< 0: the TTGIR's or the estimate (docs/ttgir.md)
   CostRules costs;
   /// auto: ptxas's rule (simfa/wgmma_codegen.h); true, false: every dot's WGMMAs or none
@@ -45,6 +48,9 @@ class CtaLowering {
   CtaLowering(const KernelProgram& kernel, LaunchConfig launch, const LoweringOptions& options);
 
   std::uint64_t cta_count() const { return launch_.grid[0] * launch_.grid[1] * launch_.grid[2]; }
+
+  /// CTAs 0 to `ctas` - 1 are the launch's first wave and pay options.first_wave_bubble.
+  void set_first_wave(std::uint64_t ctas) { first_wave_ctas_ = ctas; }
 
   /// Fills `out` with CTA `cta`'s program; when `records` is given, also what each site
   /// contributed to each WarpGroup, in execution order. Throws InputError at the TTGIR op whose
@@ -95,6 +101,7 @@ class CtaLowering {
   const KernelProgram& kernel_;
   LaunchConfig launch_;
   LoweringOptions options_;
+  std::uint64_t first_wave_ctas_ = 0;
   std::vector<std::uint32_t> registers_;
   std::vector<bool> argument_slot_;
 

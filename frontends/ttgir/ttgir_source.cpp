@@ -34,6 +34,14 @@ void TtgirSource::describe(Schema& schema) {
       .doc(
           "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
           "records (calibration, docs/ttgir.md)");
+  schema.integer("first_wave_bubble")
+      .def(0)
+      .min(0)
+      .unit("SM cycles")
+      .doc(
+          "static route: cycles at the start of every WarpGroup of a CTA of the launch's first "
+          "wave (CTAs 0 to SMs x the CTAs an SM holds - 1), after prologue_bubble: the cold start "
+          "of a launch's first CTAs (docs/calibration.md §21)");
   schema.integer("per_iteration_bubble")
       .def(0)
       .min(0)
@@ -120,6 +128,7 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   LoweringOptions options;
   options.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
   options.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
+  options.first_wave_bubble = static_cast<std::uint32_t>(params.integer("first_wave_bubble"));
   options.registers_per_thread = static_cast<std::uint32_t>(params.integer("registers_per_thread"));
   options.costs.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
   options.costs.fuse_reductions = params.boolean("fuse_reductions");
@@ -154,7 +163,11 @@ TtgirSource::TtgirSource(const BuildContext& context) {
     CtaProgram p;
     for (std::uint64_t c = 0; c < cta_count(); ++c) build(c, c == 0 ? first : p);
   } else {
-    // CTA 0 describes the workload; the last CTA holds the grid's edge tiles.
+    // CTA 0 describes the workload (and, as every CTA holds what it holds, the first wave's
+    // size); the last CTA holds the grid's edge tiles.
+    build(0, first);
+    first_wave_ = first_wave_ctas(first, context.gpu, cta_count());
+    lowering_->set_first_wave(first_wave_);
     build(0, first);
     if (cta_count() > 1) {
       CtaProgram last;
@@ -186,6 +199,10 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   if (!unknown.empty()) parameters_.emplace_back("unknown_ops_charged", unknown);
   parameters_.emplace_back("prologue_bubble", std::to_string(options.prologue_bubble));
   parameters_.emplace_back("per_iteration_bubble", std::to_string(options.per_iteration_bubble));
+  if (!trace_) {
+    parameters_.emplace_back("first_wave_bubble", std::to_string(options.first_wave_bubble));
+    parameters_.emplace_back("first_wave_ctas", std::to_string(first_wave_));
+  }
   summarize_cta(first, "cta0", parameters_);
 }
 

@@ -42,6 +42,7 @@ class TtgirSource final : public ProgramSource {
   std::vector<TensorMap> maps_;
   std::vector<std::vector<SiteRecord>> records_;
   std::vector<std::pair<std::string, std::string>> parameters_;
+  std::uint64_t first_wave_ = 0;  ///< CTAs of the launch's first wave (static route)
 };
 
 }  // namespace simfa::ttgir

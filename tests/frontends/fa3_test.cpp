@@ -829,6 +829,49 @@ TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
   EXPECT_EQ(causal->cta_count(), 32u);
 }
 
+// first_wave_bubble: the first BUBBLE of every WarpGroup of a first-wave CTA, and of no other
+// (docs/calibration.md §21): a persistent grid is all first wave, and pays it once a CTA, not a
+// tile; a CTA a tile pays it on SMs x the CTAs one SM holds.
+TEST(Fa3Cudnn, FirstWaveBubbleOpensTheFirstWavesCtasOnly) {
+  const auto first_is_bubble = [](const CtaProgram& p, const std::vector<TensorMap>& maps) {
+    std::size_t n = 0;  // WarpGroups that open with it; none has it anywhere else
+    for (const WarpGroupProgram& wg : p.warpgroups) {
+      const auto lines = listing(wg, p, maps);
+      const bool first = lines[0] == "BUBBLE 3000";
+      EXPECT_EQ(std::count(lines.begin(), lines.end(), "BUBBLE 3000"), first ? 1 : 0);
+      n += first;
+    }
+    return n;
+  };
+  Harness h;
+  h.gpu.sm_count = 4;
+  h.gpu.max_ctas_per_sm = 1;
+  h.gpu.max_warpgroups_per_sm = 16;
+  h.gpu.regs_per_sm = 65536;
+  h.gpu.smem_per_sm_bytes = 233472;
+  auto persistent = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                       {"heads", i64(4)},
+                                       {"seqlen", i64(1024)},
+                                       {"first_wave_bubble", i64(3000)}});
+  ASSERT_EQ(persistent->cta_count(), 4u);  // 32 tiles on 4 persistent CTAs
+  for (std::uint64_t cta = 0; cta < 4; ++cta) {
+    CtaProgram p;
+    persistent->build(cta, p);
+    EXPECT_EQ(first_is_bubble(p, persistent->tensor_maps()), p.warpgroups.size()) << cta;
+  }
+  h.gpu.sm_count = 2;
+  auto per_tile = h.make<Fa3Source>(with(kSmall, {{"heads", i64(8)},
+                                                  {"kv_heads", i64(8)},
+                                                  {"first_wave_bubble", i64(3000)}}));
+  ASSERT_EQ(per_tile->cta_count(), 8u);
+  for (std::uint64_t cta = 0; cta < 8; ++cta) {
+    CtaProgram p;
+    per_tile->build(cta, p);
+    EXPECT_EQ(first_is_bubble(p, per_tile->tensor_maps()), cta < 2 ? p.warpgroups.size() : 0u)
+        << cta;
+  }
+}
+
 TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
   Harness h;
   h.gpu.sm_count = 3;

@@ -47,8 +47,13 @@ ParamValue str(const std::string& s) {
 }
 
 /// Builds a TtgirSource from the schema's defaults and `keys`, key i on line 2 + i of "w.toml".
+/// The lowering's tests read programs without the first-wave cold start (first_wave_bubble 0)
+/// unless `keys` give it; FirstWaveBubbleGoesToTheFirstWaveOnly tests it.
 struct Harness : test::NullBuildContext {
-  std::unique_ptr<TtgirSource> make(const Keys& keys) {
+  std::unique_ptr<TtgirSource> make(Keys keys) {
+    bool given = false;
+    for (const auto& k : keys) given = given || k.first == "first_wave_bubble";
+    if (!given) keys.emplace_back("first_wave_bubble", ParamValue{std::int64_t{0}});
     return build<TtgirSource>(keys, ParamValue{std::int64_t{0}});
   }
 };
@@ -508,6 +513,39 @@ TEST(TtgirStatic, CalibrationBubblesGoWhereTheyBelong) {
   EXPECT_EQ(lines[5], "BUBBLE 300");  // the first iteration, before its MB_WAIT
   EXPECT_EQ(lines[6], "MB_WAIT 0");
   EXPECT_EQ(counts(p.warpgroups[0])["BUBBLE"], 1 + 8 + 1);
+}
+
+// The first wave is SMs x the CTAs one SM holds (here its shared memory: one CTA, then two);
+// only its CTAs start with first_wave_bubble, every WarpGroup of them, before prologue_bubble's
+// work (docs/calibration.md §21).
+TEST(TtgirStatic, FirstWaveBubbleGoesToTheFirstWaveOnly) {
+  const Keys keys{{"file", str(kDevice + "gemm_tma.ttgir")},
+                  {"grid", str("8")},
+                  {"args", str(gemm_args(256, 512, 128))},
+                  {"first_wave_bubble", ParamValue{std::int64_t{2600}}}};
+  for (const std::int64_t per_sm : {1, 2}) {
+    SCOPED_TRACE(std::to_string(per_sm) + " CTAs an SM");
+    Harness h;
+    CtaProgram probe;
+    h.make(keys)->build(0, probe);
+    h.gpu.sm_count = 2;
+    h.gpu.max_ctas_per_sm = 32;
+    h.gpu.max_warpgroups_per_sm = 16;
+    h.gpu.regs_per_sm = 65536;
+    h.gpu.smem_per_sm_bytes = probe.smem_bytes * per_sm + probe.smem_bytes / 2;
+    auto src = h.make(keys);
+    const auto wave = static_cast<std::uint64_t>(2 * per_sm);
+    bool reported = false;
+    for (const auto& [k, v] : src->parameters())
+      if (k == "first_wave_ctas") reported = v == std::to_string(wave);
+    EXPECT_TRUE(reported);
+    for (std::uint64_t cta = 0; cta < src->cta_count(); ++cta) {
+      CtaProgram p;
+      src->build(cta, p);
+      const auto lines = listing(p.warpgroups[0], p, src->tensor_maps());
+      EXPECT_EQ(lines[0] == "BUBBLE 2600", cta < wave) << "CTA " << cta;
+    }
+  }
 }
 
 // ---- the trace route against the static route ----
