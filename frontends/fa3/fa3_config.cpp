@@ -22,6 +22,12 @@ constexpr double kMaxSeqlen = 1 << 30;
 constexpr double kMaxCount = 65535;
 // validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv, row ss,cudnn,1,alu.
 constexpr double kCudnnExpStepPerCycle = 14.84;
+// A launch's first-wave cold start on the H200: the Proton trace of a one-wave Triton attention
+// launch (validation/h200/traces/attn_1x4x512.chrome_trace.gz, 16 CTAs) has a CTA's first QK^T
+// 2652 cycles later than the TTGIR route without it, and one-wave GEMMs of 64 CTAs lack about as
+// much; launches of up to 8 CTAs do not (docs/calibration.md §21). cuDNN's are wide (a
+// persistent CTA an SM, or a CTA a tile); no cuDNN trace separates its own.
+constexpr std::int64_t kCudnnFirstWaveBubble = 2650;
 // Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
 constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
 
@@ -195,7 +201,8 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "BUBBLE at the start of every WarpGroup of a CTA of the launch's first wave (CTAs 0 to "
           "SMs x the CTAs an SM holds - 1; a persistent grid: every CTA, once): the cold start "
-          "of a launch's first CTAs; -1: the kernel's (0; docs/calibration.md §21)");
+          "of a launch's first CTAs; -1: the kernel's (cudnn 2650, the H200's, "
+          "docs/calibration.md §21; fa3 0, as the paper's model)");
   schema.integer("exp2_per_cycle")
       .def(16)
       .range(1, 1 << 20)
@@ -324,7 +331,10 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   const std::string& op_counts = params.string("op_counts");
   s.sass_counts = op_counts == "cudnn" || (op_counts == "auto" && cudnn);
   s.producer_issue_cycles = params.integer("producer_issue_cycles");
-  s.first_wave_bubble = std::max<std::int64_t>(params.integer("first_wave_bubble"), 0);
+  s.first_wave_bubble = params.integer("first_wave_bubble") >= 0
+                            ? params.integer("first_wave_bubble")
+                        : cudnn ? kCudnnFirstWaveBubble
+                                : 0;
 
   Fa3Throughputs u;
   u.exp2 = params.integer("exp2_per_cycle");

@@ -34,6 +34,11 @@ void TtgirSource::describe(Schema& schema) {
       .doc(
           "fixed cycles at the start of every WarpGroup: the prologue/epilogue work no scope "
           "records (calibration, docs/ttgir.md)");
+  // The H200's Proton trace of a one-wave attention launch (validation/h200/traces/
+  // attn_1x4x512.chrome_trace.gz, 16 CTAs, warp 0) puts a CTA's first QK^T WGMMA 2652 cycles
+  // later than this route does, with the K/V wait and the KV steps after it in agreement; GEMMs
+  // of 1 to 8 CTAs (gemm_128x128x512.chrome_trace, gemm_suite.csv) do not pay it. Off until a law
+  // of the launch's width says who does (docs/calibration.md §21); 2650 is the trace's.
   schema.integer("first_wave_bubble")
       .def(0)
       .min(0)
