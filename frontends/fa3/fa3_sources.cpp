@@ -33,9 +33,10 @@ void Fa3Source::describe(Schema& schema) {
 Fa3Source::Fa3Source(const BuildContext& context)
     : kernel_(read_fa3_kernel(context.params, context.gpu)),
       translator_(kernel_, "workload.fa3 (generated events)") {
-  // Every CTA holds what CTA 0 holds (the same WarpGroups, registers and shared memory).
+  // Every CTA holds what CTA 0 holds (the same WarpGroups, registers and shared memory), which
+  // begin() sets up without generating the CTA's tiles (a long sequence has millions).
   CtaProgram first;
-  build(0, first);
+  translator_.begin(0, first);
   translator_.set_first_wave(first_wave_ctas(first, context.gpu, cta_count()));
 }
 
