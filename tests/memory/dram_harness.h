@@ -144,16 +144,21 @@ inline Addr hbm3_address(const memory_models::Hbm3Organization& o, std::uint32_t
 }
 
 /// Keeps `depth` requests of `bytes` in flight, reading from 0 at addresses `stride` apart
-/// (consecutive ones when `stride` is 0), until `total` have been sent.
+/// (consecutive ones when `stride` is 0), until `total` have been sent. With `box_rows`, the
+/// addresses are boxes of `box_rows` rows `stride` apart and one column of `bytes`, as the K loops
+/// of `bands` CTAs read their own operand panels (`box_rows` rows each, one under the other):
+/// box n is band n mod `bands` at its column n / `bands`.
 class StreamClient final : public MemClient {
  public:
   StreamClient(MemoryPort& port, std::uint32_t depth, std::uint64_t total, std::uint32_t bytes,
-               std::uint64_t stride = 0)
+               std::uint64_t stride = 0, std::uint64_t box_rows = 0, std::uint64_t bands = 1)
       : port_(port),
         depth_(depth),
         total_(total),
         bytes_(bytes),
-        stride_(stride ? stride : bytes) {}
+        stride_(stride ? stride : bytes),
+        box_rows_(box_rows),
+        bands_(bands) {}
 
   void start(Cycle now) {
     first_send = now;
@@ -171,13 +176,18 @@ class StreamClient final : public MemClient {
 
  private:
   void send(Cycle now) {
-    port_.send(now, MemRequest{sent_ * stride_, bytes_, 0, false, sent_, this});
+    std::uint64_t address = sent_ * stride_;
+    if (box_rows_) {
+      const std::uint64_t box = sent_ / box_rows_, band = box % bands_, column = box / bands_;
+      address = (band * box_rows_ + sent_ % box_rows_) * stride_ + column * bytes_;
+    }
+    port_.send(now, MemRequest{address, bytes_, 0, false, sent_, this});
     ++sent_;
   }
   MemoryPort& port_;
   std::uint64_t depth_, total_, sent_ = 0;
   std::uint32_t bytes_;
-  std::uint64_t stride_;
+  std::uint64_t stride_, box_rows_, bands_;
 };
 
 }  // namespace simfa::test

@@ -949,6 +949,41 @@ TEST(Hbm3Bandwidth, HashSpreadsAStridedStream) {
     }
 }
 
+TEST(Hbm3Bandwidth, InterleaveKeepsAPanelsNextColumnInItsRow) {
+  // The K loops of 132 CTAs each walk their own operand panel: boxes of 128 rows 64 KiB apart at
+  // one 128 B column, then the next column, six boxes in flight a CTA (dram_stride.csv's `bw
+  // panel` rows; test::StreamClient's box order), H200 preset, hashed, refresh off. With 128 B
+  // granules a line's next column is another bank's; its row finds few other lines (3.1 of its
+  // 4 bursts hit) and the four-activate window holds the stream to 75% of the peak. With 256 B
+  // granules two columns share a row, its second line hits whole (3.5 hits a line), and the
+  // stream reaches 90%, as the H200 streams such panels at any pitch (configs/h200.toml,
+  // docs/calibration.md §22).
+  for (const std::int64_t interleave : {128, 256}) {
+    SCOPED_TRACE("interleave_bytes " + std::to_string(interleave));
+    DramBench bench(1830);
+    auto dram = bench.make<Hbm3Dram>({{"preset", std::string("H200_HBM3e")},
+                                      {"nREFI", std::int64_t{0}},
+                                      {"address_hash", std::string("xor")},
+                                      {"interleave_bytes", interleave}});
+    const std::uint64_t rows = 128, bands = 132, lines = rows * bands * 24;
+    test::StreamClient stream(*dram, 6 * rows * bands, lines, 128, std::uint64_t{64} << 10, rows,
+                              bands);
+    stream.start(0);
+    bench.events.run();
+    ASSERT_EQ(stream.received, lines);
+    const double seconds = static_cast<double>(stream.last_response - stream.first_send) / 1.83e9;
+    const double share = static_cast<double>(lines * 128) / seconds / dram->peak_bandwidth();
+    const double hits_per_line = static_cast<double>(bench.stats.value("dram.row_hits")) / lines;
+    if (interleave == 128) {
+      EXPECT_LT(hits_per_line, 3.25);
+      EXPECT_LT(share, 0.8);
+    } else {
+      EXPECT_GT(hits_per_line, 3.4);
+      EXPECT_GT(share, 0.85);
+    }
+  }
+}
+
 TEST(Hbm3Bandwidth, RefreshTakesItsShare) {
   // One H800 stack streaming 16384 lines per channel (32768 memory cycles of data, six or seven
   // refresh intervals). Around each REF the data buses idle at least nRFC (the PREA waits for
