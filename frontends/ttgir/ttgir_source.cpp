@@ -169,11 +169,12 @@ TtgirSource::TtgirSource(const BuildContext& context) {
     for (std::uint64_t c = 0; c < cta_count(); ++c) build(c, c == 0 ? first : p);
   } else {
     // CTA 0 describes the workload (and, as every CTA holds what it holds, the first wave's
-    // size); the last CTA holds the grid's edge tiles.
+    // size; built again with its first-wave bubble when there is one); the last CTA holds the
+    // grid's edge tiles.
     build(0, first);
     first_wave_ = first_wave_ctas(first, context.gpu, cta_count());
     lowering_->set_first_wave(first_wave_);
-    build(0, first);
+    if (options.first_wave_bubble > 0) build(0, first);
     if (cta_count() > 1) {
       CtaProgram last;
       build(cta_count() - 1, last);

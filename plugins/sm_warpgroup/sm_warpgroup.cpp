@@ -64,12 +64,6 @@ std::uint64_t wgmma_token(std::uint32_t slot, std::uint64_t age, std::uint32_t g
   return group | ((age & 0xffff) << 32) | (std::uint64_t{slot} << 48);
 }
 
-std::int64_t registers_of(const CtaProgram& program) {
-  std::int64_t regs = 0;
-  for (const WarpGroupProgram& w : program.warpgroups) regs += w.registers;
-  return regs;
-}
-
 // The runnable mask is 64 bits wide; Hopper holds 64 warps = 16 WarpGroups per SM.
 constexpr int kMaxWarpGroupSlots = 64;
 // CTA slots are 16 bits in TMA tokens.

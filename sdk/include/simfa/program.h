@@ -71,6 +71,13 @@ inline void summarize_cta(const CtaProgram& cta, const std::string& prefix,
   out.emplace_back(prefix + ".stages", std::to_string(cta.stage_count));
 }
 
+/// The registers a CTA holds: its WarpGroups' together.
+inline std::int64_t registers_of(const CtaProgram& cta) {
+  std::int64_t registers = 0;
+  for (const auto& wg : cta.warpgroups) registers += wg.registers;
+  return registers;
+}
+
 /// The CTAs of a launch's first wave when every CTA holds what `cta` holds: the SMs times the
 /// CTAs one SM keeps resident (its CTA slots, WarpGroup slots, shared memory and registers, as
 /// the SM accepts them), at most `grid`. CTAs start in index order, so these are CTAs 0 to
@@ -83,8 +90,7 @@ inline std::uint64_t first_wave_ctas(const CtaProgram& cta, const GpuConfig& gpu
         per_sm, gpu.max_warpgroups_per_sm / static_cast<std::int64_t>(cta.warpgroups.size()));
   if (cta.smem_bytes > 0 && gpu.smem_per_sm_bytes > 0)
     per_sm = std::min(per_sm, gpu.smem_per_sm_bytes / cta.smem_bytes);
-  std::int64_t registers = 0;
-  for (const auto& wg : cta.warpgroups) registers += wg.registers;
+  const std::int64_t registers = registers_of(cta);
   if (registers > 0 && gpu.regs_per_sm > 0) per_sm = std::min(per_sm, gpu.regs_per_sm / registers);
   const auto wave = static_cast<std::uint64_t>(std::max<std::int64_t>(per_sm, 1)) *
                     static_cast<std::uint64_t>(std::max(gpu.sm_count, 1));
