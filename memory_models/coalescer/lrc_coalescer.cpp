@@ -144,6 +144,26 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   if (waiters.capacity() > answering_.capacity()) answering_ = std::move(waiters);
 }
 
+void LrcCoalescer::prefetch_response(const MemRequest& response) {
+  // The response's entry was written at its send, hundreds of requests ago, and so was the
+  // window's bucket: both were on_response's main stalls (docs/performance.md §11).
+  const auto e = static_cast<std::uint32_t>(response.token);
+  __builtin_prefetch(&entries_[e]);
+  if (response.sm < sm_group_.size())
+    windows_[sm_group_[response.sm]].prefetch(line_of(response.addr));
+  // Then the merged requests, a link a stage: the first of the entry fetched three hints ago,
+  // the second of the one fetched six ago. A hinted entry may have been answered and reused since:
+  // its links still name entries, so at worst an unneeded line is fetched.
+  hinted_[hints_ % kHinted] = e;
+  if (hints_ >= 6) {
+    if (const std::uint32_t m = entries_[hinted_[(hints_ - 3) % kHinted]].next; m != kNone)
+      __builtin_prefetch(&entries_[m]);
+    if (const std::uint32_t m = entries_[hinted_[(hints_ - 6) % kHinted]].next; m != kNone)
+      if (const std::uint32_t m2 = entries_[m].next; m2 != kNone) __builtin_prefetch(&entries_[m2]);
+  }
+  ++hints_;
+}
+
 std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   std::uint32_t e = free_;
   if (e == kNone) {

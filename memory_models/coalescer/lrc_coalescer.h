@@ -9,6 +9,7 @@
 // Writes, and reads the in-flight read does not cover, pass through unmerged.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -56,6 +57,8 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   static_assert(sizeof(Entry) == 40);
 
   void on_response(Cycle now, const MemRequest& response) override;
+  /// Fetches the entry and the merge window's bucket the response will read.
+  void prefetch_response(const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
   void release(std::uint32_t e) {
     entries_[e].next = free_;
@@ -93,6 +96,11 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::vector<Entry> entries_;
   std::vector<MemRequest> answering_;  ///< on_response's copies of merged requests, reused
   std::uint32_t free_ = kNone;         ///< the top of the free entries' stack
+  // The entries prefetch_response fetched lately, a ring: a few hints on, an entry is cached and
+  // its merged requests (a chain through `next`) can be fetched in turn.
+  static constexpr std::uint32_t kHinted = 8;
+  std::array<std::uint32_t, kHinted> hinted_{};
+  std::uint32_t hints_ = 0;
 
   Counter& requests_;
   Counter& merged_;

@@ -317,6 +317,10 @@ void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
       c.scheduled.pop();
       if (c.scheduled.size() > kPrefetchAhead)
         __builtin_prefetch(&pending_[c.scheduled.at(kPrefetchAhead)]);
+      if (c.scheduled.size() > kHintAhead) {
+        const Pending& soon = pending_[c.scheduled.at(kHintAhead)];
+        soon.client->prefetch_response(soon.request());
+      }
       // Copy out and free first: the client may send again from inside on_response.
       const MemRequest request = pending_[p].request();
       free_pending(p);

@@ -195,8 +195,11 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   static constexpr std::uint64_t kRespond = std::uint64_t{1} << 63;
   // The responses scheduled at one route latency fire in the order they were scheduled (now +
   // hit_latency + extra, with now never decreasing), so the entries they will read are known
-  // ahead: each response prefetches the one this many places behind it.
-  static constexpr std::uint32_t kPrefetchAhead = 4;
+  // ahead: each response prefetches the entry of the one kPrefetchAhead places behind it, and
+  // hands the one kHintAhead places behind it, whose entry is cached by then, to its client's
+  // prefetch_response (the coalescer's entry and merge window, docs/performance.md §11).
+  static constexpr std::uint32_t kPrefetchAhead = 16;
+  static constexpr std::uint32_t kHintAhead = 8;
   // The responses of one class due in one cycle are one event, a batch, scheduled with the
   // first of them. They were all scheduled in one cycle (when - hit_latency - extra), so they
   // were consecutive in the queue's order but for events of other components scheduled in

@@ -322,6 +322,26 @@ TEST(UnifiedL2, ResponsesDueInOneCycleAreOneEvent) {
   EXPECT_EQ(rig.client.at(4), 1011u);
 }
 
+TEST(UnifiedL2, ClientsHearOfTheirResponsesEightAhead) {
+  // One slice taking a request a cycle, hit latency 10, DRAM 100: read i of 40 distinct lines
+  // arrives at cycle i, misses, is filled at 100 + i and answered at 110 + i. When response i
+  // fires, the fills up to 110 + i have scheduled responses up to i + 10, and the L2 hands its
+  // client the request of response i + 9 (eight places behind the next one) before it answers
+  // i: hints for 9..39 (none once fewer than nine responses are left), hint k after k - 9
+  // answers. The coalescer fetches the entry and window that response reads
+  // (docs/performance.md §11); a hint changes nothing else.
+  Rig<UnifiedL2> rig(small(64, 1));
+  for (std::uint64_t i = 0; i < 40; ++i) rig.send_at(i, read_request(i * kLine, i, rig.client));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.client.responses.size(), 40u);
+  for (std::uint64_t i = 0; i < 40; ++i) EXPECT_EQ(rig.client.at(i), 110 + i) << i;
+  ASSERT_EQ(rig.client.hints.size(), 31u);
+  for (std::size_t k = 0; k < 31; ++k) {
+    EXPECT_EQ(rig.client.hints[k].token, 9 + k) << k;
+    EXPECT_EQ(rig.client.hints[k].answered, k) << k;
+  }
+}
+
 TEST(UnifiedL2, MshrsLimitBandwidthByLittlesLaw) {
   // One slice, M = 4 MSHRs, DRAM latency L = 100, hit latency 10, one request per cycle; 400
   // distinct lines all sent at 0. Requests 0..3 are taken at 0..3; request 4 waits for the first

@@ -62,15 +62,22 @@ class MemoryBench {
   std::deque<Params> params_;  // BuildContext::params must outlive the component
 };
 
-/// Records every response it is given.
+/// Records every response it is given, and every prefetch_response hint.
 class RecordingClient final : public MemClient {
  public:
   struct Response {
     Cycle at;
     MemRequest request;
   };
+  struct Hint {
+    std::uint64_t token;
+    std::size_t answered;  ///< responses received before the hint
+  };
   void on_response(Cycle now, const MemRequest& request) override {
     responses.push_back({now, request});
+  }
+  void prefetch_response(const MemRequest& request) override {
+    hints.push_back({request.token, responses.size()});
   }
   /// The cycle of the response with `token`; kNever when there is none.
   Cycle at(std::uint64_t token) const {
@@ -79,6 +86,7 @@ class RecordingClient final : public MemClient {
     return kNever;
   }
   std::vector<Response> responses;
+  std::vector<Hint> hints;
 };
 
 inline MemRequest read_request(Addr addr, std::uint64_t token, MemClient& client,

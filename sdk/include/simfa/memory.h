@@ -23,6 +23,11 @@ struct MemRequest {
 class SIMFA_API MemClient {
  public:
   virtual void on_response(Cycle now, const MemRequest& request) = 0;
+  /// A hint, not an event: `request`'s response comes soon (a memory system that knows the order
+  /// of its next responses calls it a few responses ahead). A client may start fetching the host
+  /// memory its on_response will read; it must change no state a result depends on. The default
+  /// ignores it.
+  virtual void prefetch_response(const MemRequest& /*request*/) {}
 
  protected:
   ~MemClient() = default;

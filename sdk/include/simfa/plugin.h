@@ -19,7 +19,9 @@ namespace simfa {
 /// 4: optional sub-slots (SlotSpec::default_plugin) and the kind "replacement".
 /// 6: TensorCoreEngine::busy_until (the SM's pipes beside a running tensor core).
 /// 7: MemoryPort::accepts_bursts and send_burst (lines booked ahead, docs/performance.md §10).
-inline constexpr std::uint32_t kSdkAbiVersion = 7;
+/// 8: MemClient::prefetch_response (a response's host memory fetched ahead, docs/performance.md
+///    §11).
+inline constexpr std::uint32_t kSdkAbiVersion = 8;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
