@@ -155,6 +155,7 @@ class Sim:
     clock_mhz: float | None
     cost: float = field(default=1.0, compare=False)  # relative run time, longest first
     command: str = "run"   # "analyze": the analytical model (`simfa analyze --json`), whose JSON is the stats
+    sets: tuple = ()       # manifest overrides of this point alone (`--set KEY=VALUE` each)
 
     @property
     def label(self):
@@ -200,7 +201,8 @@ class Simulator:
     def cache_file(self, sim):
         import hashlib
         mode = "" if sim.command == "run" else f"\0{sim.command}"
-        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}{mode}".encode()).hexdigest()
+        sets = "".join(f"\0{kv}" for kv in sim.sets)
+        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}{mode}{sets}".encode()).hexdigest()
         return self.cache / f"{key[:32]}.json"
 
     def run_one(self, sim):
@@ -232,6 +234,8 @@ class Simulator:
         cmd = [self.simfa, "run", self.manifest, "-q", "--workload", workload, "--stats", str(stats)]
         if sim.clock_mhz:
             cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
+        for kv in sim.sets:
+            cmd += ["--set", kv]
         t0 = time.monotonic()
         with self.lock:
             if self.stopping:
@@ -258,6 +262,8 @@ class Simulator:
         cmd = [self.simfa, "analyze", self.manifest, "--workload", sim.workload, "--json"]
         if sim.clock_mhz:
             cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
+        for kv in sim.sets:
+            cmd += ["--set", kv]
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.monotonic() - t0
@@ -941,6 +947,50 @@ def build_gemm_loop(ctx, fast):
     return points, []
 
 
+# gemm_width: validation/h100/cta_width.csv ran on the lent H100 at 1980 MHz (its nvidia-smi
+# samples, validation/h100/README.md); the same GH100 SM and L2 as the H200, the H100's HBM3
+# (five stacks, 3.35 TB/s: the H800_HBM3 preset). The fast subset is the own-A 128x128 series at
+# 1, 16 and 128 CTAs.
+GEMM_WIDTH_MHZ = 1980.0
+GEMM_WIDTH_SETS = ("memory.dram.preset=H800_HBM3",)
+GEMM_WIDTH_FAST = {(128, 128, 1, "A"), (128, 128, 16, "A"), (128, 128, 128, "A")}
+
+
+def build_gemm_width(ctx, fast):
+    """validation/h100/cta_width.csv: one short Triton TMA GEMM (K = 512, cold L2, one wave) at
+    grids of 1 to 132 CTAs, each CTA with its own A panel (M = block_m x CTAs) or its own B panel
+    (N = 128 x CTAs); the slowest CTA's SM cycles (%clock64) against the static TTGIR route's
+    kernel.cycles on the manifest with the H100's DRAM (docs/calibration.md §24): what a wave's
+    width costs inside its CTAs."""
+    rows = read_csv(H200.parent / "h100" / "cta_width.csv",
+                    required=("M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "pid",
+                              "cycles"))
+    groups = {}  # one launch's rows (pid 0 opens a launch); a shape timed twice keeps its first
+    launch = None
+    for row in rows:
+        key = tuple(row.int(k) for k in ("M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps"))
+        if row.int("pid") == 0:
+            launch = groups.setdefault(key, []) if key not in groups else None
+        if launch is not None:
+            launch.append(row)
+    points = []
+    for (m, n, k, bm, bn, bk, stages, warps), ctas in groups.items():
+        grid = len(ctas)
+        own = "B" if n > bn else "A"
+        if fast and (bm, bn, grid, own) not in GEMM_WIDTH_FAST:
+            continue
+        cfg = GemmConfig(m, n, k, bm, bn, bk, stages, warps, 1)
+        if cfg.tiles != grid:
+            raise ValidationError(f"{ctas[0].where}: {grid} CTA rows for a grid of {cfg.tiles} tiles")
+        sim = static_sim(ctx, cfg, ctas[0], GEMM_WIDTH_MHZ, fallback=False)
+        sim = Sim(sim.workload, sim.clock_mhz, sim.cost, sets=GEMM_WIDTH_SETS)
+        slowest = max(ctas, key=lambda r: r.num("cycles"))
+        label = f"{bm}x{bn}, own {own}, {grid} CTA{'s' if grid > 1 else ''}"
+        points.append(Point("cta_cycles", label, slowest.where, GEMM_WIDTH_MHZ, slowest.num("cycles"), (sim,),
+                            lambda s: (s[0]["kernel"]["cycles"], "kernel.cycles")))
+    return points, []
+
+
 def wgmma_serialized(n):
     """ptxas's rule as sdk/include/simfa/wgmma_codegen.h states it: an m64nNk16 whose fp32
     accumulator holds 128 registers a thread or more (N / 2: N >= 256) waits for the one before it."""
@@ -1314,6 +1364,10 @@ SUITES = {s.name: s for s in [
           "wgmma_rate.csv (examples/microbench/gemm_loop_l2.trace)", ["wgmma_rate.csv"],
           {"ktile": Metric("cycles", "SM cycles a k-tile (cycles_per_ktile_med)")},
           build_gemm_loop),
+    Suite("gemm_width", "one short Triton TMA GEMM at 1 to 132 CTAs, one wave, cold L2, on the H100 "
+          "(validation/h100/cta_width.csv; the manifest with the H100's DRAM)", ["../h100/cta_width.csv"],
+          {"cta_cycles": Metric("cycles", "the slowest CTA's SM cycles (%clock64)", "static TTGIR route")},
+          build_gemm_width),
     Suite("tma_chase", "TMA_BULK + MB_WAIT latency chase of validation/h200/tma_chase.csv "
           "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
@@ -1354,7 +1408,7 @@ SUITES = {s.name: s for s in [
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["gemm_loop", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
+ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
                                "compute_micro", "lrc_merge"]}
 
 
