@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "simfa/int_math.h"
+#include "simfa/isa.h"
 
 namespace simfa::ranking {
 
@@ -87,9 +88,10 @@ GemmFeatures gemm_features(const GemmProblem& p, const TritonGemmConfig& c, cons
   f.spill_risk = v.spill_risk;
   f.residency_smem = static_cast<int>(gpu.smem_per_sm_bytes / (v.smem_bytes + kReservedSmemPerCta));
   const std::int64_t regs_per_cta =
-      static_cast<std::int64_t>((v.registers + 7) / 8 * 8) * 32 * c.warps;
+      static_cast<std::int64_t>(round_up(v.registers, kRegisterAllocationUnit)) * kThreadsPerWarp *
+      c.warps;
   f.residency_regs = static_cast<int>(gpu.regs_per_sm / regs_per_cta);
-  f.residency_threads = gpu.max_warpgroups_per_sm / (c.warps / 4);
+  f.residency_threads = gpu.max_warpgroups_per_sm / (c.warps / int{kWarpsPerWarpGroup});
   f.residency = std::max(
       1, std::min({f.residency_smem, f.residency_regs, f.residency_threads, gpu.max_ctas_per_sm}));
   const std::int64_t slots = sms * f.residency;

@@ -23,8 +23,6 @@ struct Registers {
 // FA3's flash_fwd_kernel_sm90.h: Load/MmaRegisterRequirement for 1, 2, 3 consumer WarpGroups
 // (TMA loads of K and V).
 constexpr Registers kRegisters[] = {{56, 256}, {24, 240}, {32, 160}};
-// A warp instruction is this many elements of pipe work.
-constexpr std::uint64_t kThreadsPerWarp = 32;
 
 }  // namespace
 
@@ -287,7 +285,8 @@ Fa3Kernel::Phase Fa3Kernel::gemm_issue_phase(bool qk) const {
   // S 44 at D = 64 (4 HGMMAs a warp), 72 at D = 128 (8): 16 and 7 an HGMMA of the consumer;
   // P V 36 and 24 (8 HGMMAs a warp at both): 30. The uniform datapath's descriptor arithmetic
   // (UMOV, UIADD3, R2UR: 224 and 304), branches and barriers (44) take issue slots only, which
-  // no pipe of the model serves: not charged.
+  // no pipe of the model serves: not charged. A warp instruction is kThreadsPerWarp elements of
+  // pipe work.
   p.work.alu = kThreadsPerWarp * (qk ? 16 + 7 * std::uint64_t{qk_wgmmas()} : 30);
   return p;
 }

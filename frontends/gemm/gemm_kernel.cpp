@@ -11,12 +11,6 @@ namespace simfa::gemm {
 
 namespace {
 
-/// Registers are allocated per warp in units of 256, 8 per thread (CUDA occupancy calculator's
-/// "register allocation unit size").
-std::uint32_t round_to_allocation_unit(std::uint32_t registers) {
-  return (registers + 7) / 8 * 8;
-}
-
 TensorMap matrix(const char* name, Addr base, std::uint32_t elem_bytes, std::int64_t columns,
                  std::int64_t rows, std::int64_t box_columns, std::int64_t box_rows) {
   TensorMap map;
@@ -205,7 +199,8 @@ void GemmKernel::build_pipelined(const Tile& tile, CtaProgram& out) const {
   const GemmShape& s = shape_;
   const std::int64_t kt = k_tiles_;
   const std::int64_t ahead = s.stages - 1;
-  const auto registers = round_to_allocation_unit(accumulator_registers_ + kBaseRegistersPerThread);
+  const auto registers =
+      round_up(accumulator_registers_ + kBaseRegistersPerThread, kRegisterAllocationUnit);
   out.consumers_per_stage = 1;
   out.warpgroups.resize(consumers_);
   if (consumers_ > 1) out.barrier_participants = {consumers_};

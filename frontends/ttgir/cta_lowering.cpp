@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "simfa/int_math.h"
 #include "simfa/wgmma_codegen.h"
 
 namespace simfa::ttgir {
@@ -25,11 +26,6 @@ std::string at(Pos p) {
   return std::to_string(p.line) + ":" + std::to_string(p.column);
 }
 
-/// Registers are allocated per warp in units of 256, 8 per thread.
-std::uint32_t round8(std::uint64_t r) {
-  return static_cast<std::uint32_t>((r + 7) / 8 * 8);
-}
-
 }  // namespace
 
 CtaLowering::CtaLowering(const KernelProgram& kernel, LaunchConfig launch,
@@ -44,7 +40,7 @@ CtaLowering::CtaLowering(const KernelProgram& kernel, LaunchConfig launch,
     std::uint64_t r = p.registers_per_thread;
     if (r == 0) r = options_.registers_per_thread;
     if (r == 0) r = std::min<std::uint64_t>(40 + p.accumulator_bytes_per_thread / 4, 255);
-    registers_.push_back(round8(r));
+    registers_.push_back(static_cast<std::uint32_t>(round_up(r, kRegisterAllocationUnit)));
   }
 }
 
@@ -71,7 +67,7 @@ void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
   for (std::uint32_t p = 0; p < kernel_.partitions.size(); ++p) {
     const Partition& part = kernel_.partitions[p];
     for (std::uint32_t w = 0; w < part.warpgroups; ++w)
-      out.warpgroups[part.first_warpgroup + w].registers = registers_[p] * 128;
+      out.warpgroups[part.first_warpgroup + w].registers = registers_[p] * kThreadsPerWarpGroup;
   }
   for (WarpGroupState& s : wgs_) {
     s.waited.assign(kernel_.stage_count, 0);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "simfa/isa.h"
+
 namespace simfa::ttgir {
 
 namespace {
@@ -92,7 +94,7 @@ TraceTranslation::TraceTranslation(const KernelProgram& kernel, const ProtonTrac
       const std::uint32_t p = kernel_.partition_of_warp(w);
       const Partition& part = kernel_.partitions[p];
       const std::uint32_t local = w - (p == 0 ? 0 : part.start_warp);
-      Sequence& seq = wgs[part.first_warpgroup + local / 4];
+      Sequence& seq = wgs[part.first_warpgroup + local / kWarpsPerWarpGroup];
       if (seq.warps == 0) {  // the WarpGroup's first recorded warp is the reference
         seq.warp = w;
         for (std::uint32_t i : list) {

@@ -5,6 +5,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "simfa/int_math.h"
+#include "simfa/isa.h"
+
 namespace simfa::ttgir {
 
 namespace {
@@ -148,7 +151,7 @@ class Compiler {
 
     Partition def;
     def.num_warps = p_.num_warps;
-    def.warpgroups = (p_.num_warps + 3) / 4;
+    def.warpgroups = static_cast<std::uint32_t>(ceil_div(p_.num_warps, kWarpsPerWarpGroup));
     p_.partitions.push_back(def);
 
     scopes_.push_back({});
@@ -932,7 +935,8 @@ class Compiler {
     // WarpGroup); per-thread arrivals come from every thread, one RELEASE per WarpGroup.
     n.b = v.attr_bool("perThread").value_or(false) ? 1 : 0;
     const Partition& part = p_.partitions[partition_];
-    n.a = n.b ? static_cast<std::uint32_t>(n.imm) * 32 * std::min<std::uint32_t>(part.num_warps, 4)
+    n.a = n.b ? static_cast<std::uint32_t>(n.imm) * kThreadsPerWarp *
+                    std::min(part.num_warps, kWarpsPerWarpGroup)
               : 1;
   }
 
@@ -1001,7 +1005,7 @@ class Compiler {
         doc_.fail(op.regions[k].open, "the partition takes " + std::to_string(args.size()) +
                                           " arguments but warp_specialize passes " +
                                           std::to_string(captures.size()));
-      part.warpgroups = (part.num_warps + 3) / 4;
+      part.warpgroups = static_cast<std::uint32_t>(ceil_div(part.num_warps, kWarpsPerWarpGroup));
       if (registers.size() == op.regions.size())
         part.registers_per_thread = static_cast<std::uint32_t>(registers[k]);
       sizes.push_back(part.num_warps);

@@ -84,6 +84,17 @@ TEST(CeilDiv, RoundsUp) {
   EXPECT_EQ(ceil_div(big + 1, big), 2);
 }
 
+TEST(RoundUp, GoesToTheNextMultiple) {
+  static_assert(round_up(0, 8) == 0);
+  static_assert(round_up(1, 8) == 8);
+  static_assert(round_up(8, 8) == 8);
+  static_assert(round_up(9, 8) == 16);
+  static_assert(round_up(std::uint32_t{233}, kRegisterAllocationUnit) == 240);
+  const Addr mib = Addr{1} << 20;
+  EXPECT_EQ(round_up(5 * mib + 1, 2 * mib), 6 * mib);
+  EXPECT_EQ(round_up(std::uint64_t{1} << 62, 2 * mib), std::uint64_t{1} << 62);
+}
+
 TEST(Uint128, HoldsAProductOfTwo64BitValues) {
   const std::uint64_t max = ~std::uint64_t{0};
   const Uint128 square = Uint128{max} * max;  // (2^64 - 1)^2 = 2^128 - 2^65 + 1
@@ -144,7 +155,8 @@ TEST(RingQueue, IsFirstInFirstOutAcrossGrowth) {
 
 TEST(WarpGroup, IsFourWarpsOf32Threads) {
   static_assert(kWarpsPerWarpGroup == 4);
-  static_assert(kThreadsPerWarpGroup == kWarpsPerWarpGroup * 32);
+  static_assert(kThreadsPerWarp == 32);
+  static_assert(kThreadsPerWarpGroup == 128);
   static_assert(kNamedBarriers == 16);  // bar.sync ids 0..15
 }
 

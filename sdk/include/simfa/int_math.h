@@ -1,14 +1,22 @@
-// Integer arithmetic the models share: rounded-up division, an XOR fold for address hashes and a
-// 128-bit integer for products that overflow 64 bits. Header-only.
+// Integer arithmetic the models share: rounded-up division and rounding up to a multiple, an XOR
+// fold for address hashes and a 128-bit integer for products that overflow 64 bits. Header-only.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace simfa {
 
 /// ceil(a / b) for a >= 0, b >= 1, computed as (a + b - 1) / b (so a + b - 1 must fit).
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
+}
+
+/// The smallest multiple of `unit` that is >= a, for a >= 0, unit >= 1 (a + unit - 1 must fit):
+/// register counts to their allocation unit, addresses to an alignment.
+template <typename T>
+constexpr T round_up(T a, std::type_identity_t<T> unit) {
+  return (a + unit - 1) / unit * unit;
 }
 
 /// x ^ x >> shift ^ x >> 2 shift ^ ...: every bit of x reaches the low `shift` bits (the L2's

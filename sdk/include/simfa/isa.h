@@ -14,7 +14,11 @@ namespace simfa {
 /// (PTX ISA 8.x, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate": a warpgroup is a set
 /// of four contiguous warps).
 inline constexpr std::uint32_t kWarpsPerWarpGroup = 4;
-inline constexpr std::uint32_t kThreadsPerWarpGroup = 128;
+inline constexpr std::uint32_t kThreadsPerWarp = 32;
+inline constexpr std::uint32_t kThreadsPerWarpGroup = kWarpsPerWarpGroup * kThreadsPerWarp;
+/// Registers are allocated per warp in units of 256, so a thread's count rounds up to a multiple
+/// of 8 (the CUDA occupancy calculator's "register allocation unit size").
+inline constexpr std::uint32_t kRegisterAllocationUnit = 8;
 /// Named barriers per CTA: `bar.sync` / `bar.arrive` take ids 0..15 (PTX ISA, bar).
 inline constexpr std::uint32_t kNamedBarriers = 16;
 
