@@ -49,7 +49,7 @@ Fa3Kernel::Fa3Kernel(const Fa3Shape& shape, const Fa3Throughputs& throughputs)
                   static_cast<std::uint64_t>(seqlen * heads) * row};
     map.box = {static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(box_rows), 1, 1};
     const Addr bytes = map.stride[3] * map.shape[3];
-    next = (next + bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    next = next_tensor_base(next, bytes);
     maps_.push_back(std::move(map));
   };
   bshd("Q", s.seqlen_q, s.heads, s.block_m);

@@ -89,12 +89,6 @@ inline constexpr std::int64_t kRowsPerConsumer = 64;
 inline constexpr std::int64_t kWgmmaK = 16;
 inline constexpr std::uint32_t kElementBytes = 2;  ///< FP16 / BF16 Q, K, V, O
 
-/// Q's global address; K, V and O follow, each at the next multiple of kTensorAlignment after
-/// the previous tensor, as consecutive cudaMalloc calls place them (2 MiB: the CUDA driver's
-/// allocation granularity for device memory).
-inline constexpr Addr kFirstTensorBase = 0x7f0000000000;
-inline constexpr Addr kTensorAlignment = Addr{2} << 20;
-
 /// TensorMap ids.
 inline constexpr std::uint16_t kMapQ = 0;
 inline constexpr std::uint16_t kMapK = 1;

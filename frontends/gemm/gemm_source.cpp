@@ -141,7 +141,7 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
       params.fail(key, std::string(key) + " = " + hex(base) +
                            " is not 16-byte aligned, as TMA requires of a tensor's address");
     if (base == 0) base = next;
-    next = (base + bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    next = next_tensor_base(base, bytes);
     return base;
   };
   const auto mk = static_cast<std::uint64_t>(s.m * s.k);

@@ -13,12 +13,6 @@
 
 namespace simfa::gemm {
 
-/// Where the tensors go when no base address is given: the first at kFirstTensorBase, each next
-/// one at the following multiple of kTensorAlignment, as consecutive cudaMalloc calls place them
-/// (2 MiB: the CUDA driver's allocation granularity for device memory).
-inline constexpr Addr kFirstTensorBase = 0x7f0000000000;
-inline constexpr Addr kTensorAlignment = Addr{2} << 20;
-
 class GemmSource final : public ProgramSource {
  public:
   explicit GemmSource(const BuildContext& context);

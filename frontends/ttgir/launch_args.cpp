@@ -203,7 +203,7 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
       extent += static_cast<std::uint64_t>(d.shape[i] - 1) * static_cast<std::uint64_t>(d.strides[i]);
     extent *= arg.elem_bytes;
     const Addr base = d.has_base ? static_cast<Addr>(d.base) : next;
-    next = (base + extent + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    next = next_tensor_base(base, extent);
 
     TensorMap map;
     map.name = arg.name;

@@ -16,12 +16,6 @@
 
 namespace simfa::ttgir {
 
-/// Where tensors go when `NAME.base` is not given: the first at kFirstTensorBase, each next one
-/// at the following multiple of kTensorAlignment, as consecutive cudaMalloc calls place them
-/// (the same convention as the gemm frontend).
-inline constexpr Addr kFirstTensorBase = 0x7f0000000000;
-inline constexpr Addr kTensorAlignment = Addr{2} << 20;
-
 /// "128", "32x8" or "4x32x1" -> {x, y, z}; false with `why` set when malformed.
 bool parse_grid(const std::string& text, std::array<std::uint64_t, 3>& grid, std::string& why);
 

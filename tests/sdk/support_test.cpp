@@ -1,5 +1,6 @@
 // The sdk's support layer: the did-you-mean distance, integer helpers, the slot pool, the FIFO
-// ring and the WarpGroup constants that the kernel, the plugins and the frontends share.
+// ring, the WarpGroup constants and the frontends' tensor placement that the kernel, the plugins
+// and the frontends share.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,6 +14,7 @@
 #include "simfa/ring_queue.h"
 #include "simfa/slot_pool.h"
 #include "simfa/spelling.h"
+#include "simfa/tensor_map.h"
 
 namespace simfa {
 namespace {
@@ -93,6 +95,17 @@ TEST(RoundUp, GoesToTheNextMultiple) {
   const Addr mib = Addr{1} << 20;
   EXPECT_EQ(round_up(5 * mib + 1, 2 * mib), 6 * mib);
   EXPECT_EQ(round_up(std::uint64_t{1} << 62, 2 * mib), std::uint64_t{1} << 62);
+}
+
+TEST(TensorPlacement, EachTensorStartsOnThe2MiBBoundaryAfterThePrevious) {
+  // A 64 KiB tensor at the first base leaves the next at the following 2 MiB; a tensor ending on
+  // a boundary leaves the next right there.
+  EXPECT_EQ(next_tensor_base(kFirstTensorBase, 64 << 10), kFirstTensorBase + kTensorAlignment);
+  EXPECT_EQ(next_tensor_base(kFirstTensorBase, 4 << 20), kFirstTensorBase + 2 * kTensorAlignment);
+  EXPECT_EQ(next_tensor_base(kFirstTensorBase + 16, 4 << 20),
+            kFirstTensorBase + 3 * kTensorAlignment);
+  static_assert(kTensorAlignment == 2 << 20);
+  static_assert(kFirstTensorBase % kTensorAlignment == 0);
 }
 
 TEST(Uint128, HoldsAProductOfTwo64BitValues) {

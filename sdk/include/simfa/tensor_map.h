@@ -7,11 +7,24 @@
 #include <cstdint>
 #include <string>
 
+#include "simfa/int_math.h"
 #include "simfa/types.h"
 
 namespace simfa {
 
 inline constexpr int kMaxTensorRank = 5;
+
+/// Where a frontend puts the tensors a workload gives no base address: the first at
+/// kFirstTensorBase, each next one at the following multiple of kTensorAlignment, as consecutive
+/// cudaMalloc calls place them (2 MiB: the CUDA driver's allocation granularity for device
+/// memory).
+inline constexpr Addr kFirstTensorBase = 0x7f0000000000;
+inline constexpr Addr kTensorAlignment = Addr{2} << 20;
+
+/// The base of the tensor allocated after one of `bytes` bytes at `base`.
+constexpr Addr next_tensor_base(Addr base, std::uint64_t bytes) {
+  return round_up(base + bytes, kTensorAlignment);
+}
 
 struct TensorMap {
   std::string name;
