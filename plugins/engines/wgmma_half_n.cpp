@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "simfa/error.h"
+#include "simfa/int_math.h"
 
 namespace simfa::engines {
 
@@ -30,8 +31,6 @@ double table_cycles(double n) {
   const MeasuredLatency& b = kMeasured[hi];
   return a.cycles + (n - a.n) * (b.cycles - a.cycles) / (b.n - a.n);
 }
-
-std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 const char* const kIssuedDoc = "WGMMA instructions issued";
 const char* const kBusyDoc = "cycles the tensor-core pipeline is occupied";
@@ -70,7 +69,8 @@ Cycle wgmma_cycles(WgmmaLatencyModel model, double k_eff, std::uint32_t m, std::
                    std::uint32_t k) {
   // m64nNk16 is the unit instruction (paper IV-B): larger M or K are that many instructions.
   const double base = model == WgmmaLatencyModel::kHalfN ? n / 2.0 : table_cycles(n);
-  const double cycles = k_eff * base * ceil_div(m, 64) * ceil_div(k, 16);
+  const double cycles =
+      k_eff * base * static_cast<double>(ceil_div(m, 64)) * static_cast<double>(ceil_div(k, 16));
   return std::max<Cycle>(1, static_cast<Cycle>(std::llround(cycles)));
 }
 
