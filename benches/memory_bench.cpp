@@ -16,7 +16,6 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -33,6 +32,7 @@
 #include "remote_copy_l2.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
+#include "simfa/slot_pool.h"
 #include "unified_l2.h"
 #include "xor_slice_map.h"
 
@@ -97,28 +97,19 @@ class FixedLatencyMemory final : public MemoryPort, private EventTarget {
  public:
   FixedLatencyMemory(EventQueue& events, Cycle latency) : events_(events), latency_(latency) {}
   void send(Cycle now, const MemRequest& request) override {
-    std::uint32_t slot;
-    if (free_.empty()) {
-      slot = static_cast<std::uint32_t>(pool_.size());
-      pool_.push_back(request);
-    } else {
-      slot = free_.back();
-      free_.pop_back();
-      pool_[slot] = request;
-    }
-    events_.schedule(now + latency_, *this, slot, Priority::kMemory);
+    events_.schedule(now + latency_, *this, in_flight_.add(request), Priority::kMemory);
   }
 
  private:
   void on_event(Cycle now, std::uint64_t payload) override {
-    const MemRequest request = pool_[payload];
-    free_.push_back(static_cast<std::uint32_t>(payload));
+    const auto slot = static_cast<std::uint32_t>(payload);
+    const MemRequest request = in_flight_[slot];
+    in_flight_.release(slot);
     request.client->on_response(now, request);
   }
   EventQueue& events_;
   Cycle latency_;
-  std::vector<MemRequest> pool_;
-  std::vector<std::uint32_t> free_;
+  SlotPool<MemRequest> in_flight_;
 };
 
 /// The SMs' TMA engines, closed loop: line `next_line(i)` for request i, from SM i % 132, up to
