@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "simfa/error.h"
+#include "simfa/int_math.h"
 
 namespace simfa::kernel {
 
@@ -296,7 +297,7 @@ std::string GanttChart::svg() const {
   const Cycle range = options_.end - options_.begin;
   const Cycle step = tick_step(range, 10);
   s += "<g class=\"axis\" fill=\"#333333\">\n";
-  for (Cycle c = (options_.begin + step - 1) / step * step; c <= options_.end; c += step) {
+  for (Cycle c = round_up(options_.begin, step); c <= options_.end; c += step) {
     const double cx = x(c);
     s += fmt::format(
         "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#dddddd\"/>\n"

@@ -155,8 +155,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
 
   const std::size_t sets = std::size_t{slice_count_} * sets_;
   meta_words_ = (assoc_ + 7) / 8;
-  tag_word_ = (2 * meta_words_ + 4 + 7) / 8 * 8;         // whole 64-byte lines
-  block_words_ = (tag_word_ + assoc_ + 7) / 8 * 8;
+  tag_word_ = round_up(2 * meta_words_ + 4, 8);  // whole 64-byte lines
+  block_words_ = round_up(tag_word_ + assoc_, 8);
   blocks_ = HostTable(sets * block_words_ * sizeof(std::uint64_t));
   block_base_ = static_cast<std::uint64_t*>(blocks_.data());
   dirty_.assign(sets * assoc_, 0);
@@ -198,12 +198,12 @@ HostTable::HostTable(std::size_t bytes) {
     throw Error("l2: cannot map " + std::to_string(padded) + " bytes for the tag array");
   mapping_ = p;
   mapping_bytes_ = padded;
-  const auto start = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+  const std::uintptr_t start = round_up(reinterpret_cast<std::uintptr_t>(p), kHuge);
   data_ = reinterpret_cast<void*>(start);
   // Advice only: without huge pages the table works the same, on 4 KiB pages.
-  madvise(data_, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+  madvise(data_, round_up(bytes, kHuge), MADV_HUGEPAGE);
 #else
-  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  const std::size_t rounded = round_up(bytes, 64);
   mapping_ = std::aligned_alloc(64, rounded);
   if (mapping_ == nullptr)
     throw Error("l2: cannot allocate " + std::to_string(rounded) + " bytes for the tag array");
