@@ -948,8 +948,8 @@ def build_gemm_loop(ctx, fast):
 
 
 # gemm_width: validation/h100/cta_width.csv ran on the lent H100 at 1980 MHz (its nvidia-smi
-# samples, validation/h100/README.md); the same GH100 SM and L2 as the H200, the H100's HBM3
-# (five stacks, 3.35 TB/s: the H800_HBM3 preset). The fast subset is the own-A 128x128 series at
+# samples, validation/h100/README.md); the H200's SM and L2 slices (50 MiB of L2 against 60, more
+# than the probe's 17 MB at most), the H100's HBM3 (five stacks, 3.35 TB/s: the H800_HBM3 preset). The fast subset is the own-A 128x128 series at
 # 1, 16 and 128 CTAs.
 GEMM_WIDTH_MHZ = 1980.0
 GEMM_WIDTH_SETS = ("memory.dram.preset=H800_HBM3",)
