@@ -157,6 +157,11 @@ class Sim:
     command: str = "run"   # "analyze": the analytical model (`simfa analyze --json`), whose JSON is the stats
     sets: tuple = ()       # manifest overrides of this point alone (`--set KEY=VALUE` each)
 
+    def set_args(self):
+        """The `--set` arguments of this point: its SM clock, then its own overrides."""
+        clock = [f"gpu.clock_mhz={self.clock_mhz:g}"] if self.clock_mhz else []
+        return [arg for kv in clock + list(self.sets) for arg in ("--set", kv)]
+
     @property
     def label(self):
         w = self.workload
@@ -231,11 +236,8 @@ class Simulator:
             wfile = Path(self.tmp.name) / f"{n}.toml"
             wfile.write_text(workload)
             workload = str(wfile)
-        cmd = [self.simfa, "run", self.manifest, "-q", "--workload", workload, "--stats", str(stats)]
-        if sim.clock_mhz:
-            cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
-        for kv in sim.sets:
-            cmd += ["--set", kv]
+        cmd = [self.simfa, "run", self.manifest, "-q", "--workload", workload, "--stats", str(stats),
+               *sim.set_args()]
         t0 = time.monotonic()
         with self.lock:
             if self.stopping:
@@ -259,11 +261,8 @@ class Simulator:
 
     def analyze(self, sim):
         """`simfa analyze MANIFEST --workload SPEC --json`: the analytical model's point."""
-        cmd = [self.simfa, "analyze", self.manifest, "--workload", sim.workload, "--json"]
-        if sim.clock_mhz:
-            cmd += ["--set", f"gpu.clock_mhz={sim.clock_mhz:g}"]
-        for kv in sim.sets:
-            cmd += ["--set", kv]
+        cmd = [self.simfa, "analyze", self.manifest, "--workload", sim.workload, "--json",
+               *sim.set_args()]
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.monotonic() - t0
