@@ -23,11 +23,26 @@ AnalyticalGpu h800() {
   return gpu;
 }
 
-SweepGrid grid(const char* spec, std::vector<const char*> sweeps) {
+/// configs/h200.toml's [gpu]: with its shared memory an SM holds two 128x128 or 64x128 GEMM CTAs,
+/// so the GEMM model takes its drift path (the escape rate's DRAM load, one exp a wave).
+AnalyticalGpu h200() {
+  AnalyticalGpu gpu;
+  gpu.sm_count = 132;
+  gpu.clock_mhz = 1980;
+  gpu.l2_bytes = 60.0 * 1024 * 1024;
+  gpu.l2_partitions = 2;
+  gpu.dram_bandwidth = 4.8e12;
+  gpu.mma_flops_per_cycle_per_sm = 4096;
+  gpu.smem_per_sm = 228.0 * 1024;
+  return gpu;
+}
+
+SweepGrid grid(const char* spec, std::vector<const char*> sweeps,
+               const AnalyticalGpu& gpu = h800()) {
   const WorkloadSpec base = parse_workload_spec(spec);
   std::vector<SweepAxis> axes;
   for (const char* s : sweeps) axes.push_back(parse_sweep(s, base.kind));
-  return SweepGrid(base, h800(), std::move(axes));
+  return SweepGrid(base, gpu, std::move(axes));
 }
 
 void run_grid(benchmark::State& state, const SweepGrid& g) {
@@ -55,6 +70,23 @@ void BM_GemmSweep(benchmark::State& state) {
                        {"raster=row_major,grouped", "m=512..16384:x2", "n=512..16384:x2", "k=512..16384:x2"}));
 }
 BENCHMARK(BM_GemmSweep);
+
+// The same shapes on the H200 at 64x128 and 128x128 in 3 stages: three and two CTAs per SM, 1 to
+// 83 waves, so every multi-wave point takes the drift (its recurrence over the waves where the
+// DRAM's load can move: the slowest path). 2 x 6 x 6 x 6 = 432 points.
+void BM_GemmSweepTwoPerSm(benchmark::State& state) {
+  const SweepGrid g = grid("gemm:m=1024,n=1024,k=1024,stages=3",
+                           {"block_m=64,128", "m=512..16384:x2", "n=512..16384:x2", "k=512..16384:x2"},
+                           h200());
+  bool several_per_sm = true;
+  g.for_each([&](const SweepPoint& p) { several_per_sm &= p.result.gemm.ctas_per_sm >= 2; });
+  if (!several_per_sm) {
+    state.SkipWithError("a point holds one CTA per SM: the drift is not exercised");
+    return;
+  }
+  run_grid(state, g);
+}
+BENCHMARK(BM_GemmSweepTwoPerSm);
 
 void BM_Fa3Evaluate(benchmark::State& state) {
   const Workload w = resolve_workload(parse_workload_spec("fa3:model=llama3-70b,seqlen=65536"));
