@@ -20,7 +20,8 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
                  and the `gemm:` generator -> span_us and event_us
   gemm_ncu       gemm_ncu.csv -> the static route -> DRAM read bytes, L2 read sectors
   analytical_ncu gemm_ncu.csv (+ gemm_ncu_cliff.csv), attention/ncu_attention_raw.csv -> `simfa analyze`
-                 (the analytical model, milliseconds a point) -> DRAM read bytes
+                 (the analytical model, milliseconds a point) -> DRAM read bytes; the GEMMs' LLC
+                 bytes against the SMs' L2 read requests where every tile is whole
   attention_cudnn attention/attention_suite.csv (impl cudnn) -> the `fa3:` route, kernel=cudnn
                  -> CUDA-event time
   tma_chase      tma_chase.csv -> examples/microbench/tma_chase.trace -> cycles per step
@@ -676,6 +677,22 @@ def analytical_read_bytes(stats):
     return stats[0]["result"]["dram_read_bytes"], "result.dram_read_bytes"
 
 
+def analytical_llc_bytes(stats):
+    return stats[0]["result"]["llc_read_bytes"], "result.llc_read_bytes"
+
+
+# The read sectors the SMs request of the L2 before the LRC merges any (ncu's LRC counter; 32 B a
+# sector). The model counts the bytes inside the tensors, the silicon whole sectors and the rows of
+# a box past a tensor's edge (tma_load.csv): the two are the same quantity where every tile is
+# whole and every box row whole lines, which is where the model claims exactness (issue 18: LLC
+# bytes exact). Points with a partial tile are left out of the metric (docs/analytical.md).
+LLC_REQUEST_SECTORS = "lrc__request_sectors_op_read_coalescable.sum"
+
+
+def analytical_llc_aligned(cfg):
+    return cfg.m % cfg.bm == 0 and cfg.n % cfg.bn == 0 and cfg.k % cfg.bk == 0
+
+
 def build_analytical_ncu(ctx, fast):
     """The analytical model (`simfa analyze`) against ncu's DRAM reads: every GEMM of gemm_ncu.csv
     (and gemm_ncu_cliff.csv once committed) and every attention point of
@@ -693,6 +710,9 @@ def build_analytical_ncu(ctx, fast):
             sim = Sim(analytical_gemm_spec(cfg, row), None, 0.0, "analyze")
             points.append(Point("gemm_dram_read_bytes", cfg.label, row.where, None, row.num("dram__bytes_read.sum"),
                                 (sim,), analytical_read_bytes))
+            if analytical_llc_aligned(cfg) and row.has(LLC_REQUEST_SECTORS):
+                points.append(Point("gemm_llc_read_bytes", cfg.label, row.where, None,
+                                    32 * row.num(LLC_REQUEST_SECTORS), (sim,), analytical_llc_bytes))
     shapes = {r.int("order"): r for r in read_csv(H200 / "attention" / "ncu_points.csv",
                                                     required=("order", "impl", "Z", "HQ", "HKV", "L", "D", "causal"))}
     raw = read_csv(H200 / "attention" / "ncu_attention_raw.csv", required=("ID", "Kernel Name", "dram__bytes_read.sum"))
@@ -1329,11 +1349,15 @@ SUITES = {s.name: s for s in [
            # the read sectors the SMs send (after the LRC), which is what llc_read_bytes counts
            "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
           build_gemm_ncu),
-    Suite("analytical_ncu", "the analytical model (`simfa analyze`) against Nsight Compute's DRAM reads of "
-          "validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv) and attention/ncu_attention_raw.csv",
+    Suite("analytical_ncu", "the analytical model (`simfa analyze`) against Nsight Compute's DRAM reads (and "
+          "the GEMMs' L2 read requests) of validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv) and "
+          "attention/ncu_attention_raw.csv",
           ["gemm_ncu.csv", "attention/ncu_attention_raw.csv", "attention/ncu_points.csv"],
           {"gemm_dram_read_bytes": Metric("B", "dram__bytes_read.sum of Triton TMA GEMMs",
                                           "the analytical model", fmt="{:.4g}"),
+           "gemm_llc_read_bytes": Metric("B", "32 x lrc__request_sectors_op_read_coalescable.sum (the SMs' "
+                                         "L2 read requests) of the GEMMs with whole tiles",
+                                         "the analytical model", fmt="{:.4g}"),
            "attention_dram_read_bytes": Metric("B", "dram__bytes_read.sum of cuDNN and Triton attention",
                                                "the analytical model", fmt="{:.4g}")},
           build_analytical_ncu),
