@@ -466,19 +466,30 @@ def write_rows(path, rows):
 def ncu_points(outdir, specs):
     """One launch per point for Nsight Compute (no timing, no reference check), in order; the
     points go to OUTDIR/ncu_points.csv. A spec is IMPL:Z,HQ,HKV,L,D,CAUSAL with IMPL `cudnn` or
-    `triton` (the 128x64, 8-warp, 3-stage config)."""
+    `triton` (the 128x64, 8-warp, 3-stage config), or cudnn:Z,HQ,HKV,LQ,LK,D,CAUSAL (cuDNN with
+    seqlen_q LQ and seqlen_k LK; the rows' L is LQ). NCU_REPEAT=N launches each point N times."""
     rows = []
+    repeat = int(os.environ.get("NCU_REPEAT", "1"))
     for spec in specs:
         impl, shape = spec.split(":")
-        Z, HQ, HKV, L, D, causal = (int(x) for x in shape.split(","))
-        q, k, v = make_inputs(Z, HQ, HKV, L, D, seed=L)
+        fields = [int(x) for x in shape.split(",")]
+        if len(fields) == 7:
+            Z, HQ, HKV, L, LK, D, causal = fields
+            q, _, _ = make_inputs(Z, HQ, HKV, L, D, seed=L)
+            _, k, v = make_inputs(Z, HQ, HKV, LK, D, seed=LK + 1)
+        else:
+            Z, HQ, HKV, L, D, causal = fields
+            LK = L
+            q, k, v = make_inputs(Z, HQ, HKV, L, D, seed=L)
         if impl == "triton":
             launch, o, grid, _ = triton_launch(q, k, v, CFGS[0], causal)
         else:
             launch, holder = cudnn_launch(q, k, v, causal)
-        launch()
-        torch.cuda.synchronize()
-        rows.append(dict(order=len(rows), impl=impl, Z=Z, HQ=HQ, HKV=HKV, L=L, D=D, causal=causal))
+        for rep in range(repeat):
+            launch()
+            torch.cuda.synchronize()
+            rows.append(dict(order=len(rows), impl=impl, Z=Z, HQ=HQ, HKV=HKV, L=L, LK=LK, D=D,
+                             causal=causal, rep=rep))
         print("ncu point", spec, flush=True)
         del q, k, v
         torch.cuda.empty_cache()
