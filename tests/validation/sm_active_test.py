@@ -34,6 +34,32 @@ class SmActiveTest(unittest.TestCase):
         self.assertAlmostEqual(a, 2400, places=6)
         self.assertAlmostEqual(b, 9000, places=6)
 
+    def test_reads_the_committed_tilecost_points(self):
+        # validation/h100/tilecost: 13 points of 2 launches each; 1 x 32 x 8, seqlen_q 4096,
+        # seqlen_k 512, D = 128: sm__cycles_active.avg 106782.333333 and 107088.803030.
+        points = sm_active.tilecost_points(str(ROOT / "validation/h100/tilecost"))
+        self.assertEqual(len(points), 13)
+        p = next(q for q in points if q["shape"] == (1, 32, 8, 4096, 512, 128, 0))
+        self.assertEqual([round(x) for x in p["runs"]], [106782, 107089])
+        self.assertAlmostEqual(p["active"][0], (106782.333333 + 107088.803030) / 2, places=3)
+
+    def test_work_counts_seqlen_k_apart(self):
+        # 4096 queries, 512 keys: 32 Q tiles of 4 KV steps a head.
+        steps, tiles = sm_active.work((1, 32, 8, 4096, 512, 128, 0))
+        self.assertAlmostEqual(steps, 32 * 32 * 4 / 132)
+        self.assertAlmostEqual(tiles, 32 * 32 / 132)
+        # The same shape given as one seqlen counts as before.
+        self.assertEqual(sm_active.work((1, 32, 8, 1024, 1024, 128, 1)),
+                         sm_active.work((1, 32, 8, 1024, 128, 1)))
+
+    def test_fit3_recovers_a_step_a_tile_and_a_constant(self):
+        pts = ((31.0, 7.76), (62.1, 7.76), (248.2, 7.76), (62.1, 1.94), (62.1, 31.03))
+        rows = [(s, t, 2609 * s + 2249 * t + 7235) for s, t in pts]
+        a, b, c = sm_active.fit3(rows)
+        self.assertAlmostEqual(a, 2609, places=6)
+        self.assertAlmostEqual(b, 2249, places=6)
+        self.assertAlmostEqual(c, 7235, places=5)
+
 
 if __name__ == "__main__":
     unittest.main()
