@@ -203,6 +203,15 @@ void describe_fa3_keys(Schema& schema) {
           "SMs x the CTAs an SM holds - 1; a persistent grid: every CTA, once): the cold start "
           "of a launch's first CTAs; -1: the kernel's (cudnn 2650, the H200's, "
           "docs/calibration.md §21; fa3 0, as the paper's model)");
+  schema.string("tile_barrier")
+      .def("auto")
+      .choices({"auto", "true", "false"})
+      .doc(
+          "a persistent grid's tile hand-off through named barriers: at each tile's end the "
+          "consumers wait for the producer's next tile index (after their O store), at each "
+          "tile's start for each other (after Q's wait), so their turns restart together; auto: "
+          "cudnn true (its SASS: BAR.SYNC 0x3 of 288 threads, BAR.SYNC 0x6 of 256, "
+          "docs/calibration.md §25), fa3 false");
   schema.integer("exp2_per_cycle")
       .def(16)
       .range(1, 1 << 20)
@@ -336,6 +345,16 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
                         : cudnn ? kCudnnFirstWaveBubble
                                 : 0;
 
+  // cuDNN's SASS (validation/h200/opmix/*_sass.csv.gz, each tile's code): after its O store a
+  // consumer waits at BAR.SYNC 0x3 (288 threads: both consumers and the producer's warp, which
+  // arrives once its ATOMG has the next tile's index and the consumers have read the last one,
+  // BAR.SYNC 0x2), reads the index from shared memory and arrives on 0x2; the next tile starts
+  // with Q's mbarrier wait and BAR.SYNC 0x6 (256 threads: both consumers). FA3's
+  // DynamicPersistentTileScheduler has the same pair (TileCountSmemFull / Empty) but not the
+  // consumers' own barrier: off for kernel fa3, which models the paper's CTA-a-tile grid.
+  const std::string& tile_barrier = params.string("tile_barrier");
+  s.tile_barrier = tile_barrier == "true" || (tile_barrier == "auto" && cudnn);
+
   Fa3Throughputs u;
   u.exp2 = params.integer("exp2_per_cycle");
   u.fp32 = params.integer("fp32_per_cycle");
@@ -388,7 +407,8 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
               ? ",producer_issue_cycles=" + std::to_string(s.producer_issue_cycles)
               : "") +
          (s.first_wave_bubble != 0 ? ",first_wave_bubble=" + std::to_string(s.first_wave_bubble)
-                                   : "");
+                                   : "") +
+         (s.tile_barrier ? ",tile_barrier=true" : "");
 }
 
 std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
@@ -420,6 +440,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"op_counts", s.sass_counts ? "cudnn" : "fa3"},
       {"producer_issue_cycles", str(s.producer_issue_cycles)},
       {"first_wave_bubble", str(s.first_wave_bubble)},
+      {"tile_barrier", s.tile_barrier ? "true" : "false"},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},
       {"cvt_per_cycle", str(u.cvt)},

@@ -73,6 +73,9 @@ struct Fa3Shape {
   Fa3ORescale o_rescale = Fa3ORescale::kAfterPv;
   double exp_step_per_cycle = 0;  ///< scores a cycle one consumer's exp2 step reaches; 0: no floor
   bool sass_counts = false;       ///< charge the work cuDNN's SASS executes (kernel cudnn)
+  /// A persistent CTA's tile hand-off through named barriers: the consumers meet the producer at
+  /// each tile's end for the next tile's index, and each other after Q's wait (kernel cudnn).
+  bool tile_barrier = false;
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's
@@ -146,6 +149,17 @@ class Fa3Kernel {
   /// Named barrier consumer `c` waits on for its turn; it arrives on the next one's.
   static std::uint32_t turn_barrier(std::uint32_t c) { return 1 + c; }
   std::uint32_t next_consumer(std::uint32_t c) const { return (c + 1) % consumers_; }
+  /// The tile hand-off's named barriers (shape().tile_barrier, docs/workloads.md): the producer
+  /// arrives on tile_full_barrier once it has the next tile's index, the consumers wait on it
+  /// after their O store and then arrive on tile_empty_barrier (the index read), which the
+  /// producer waits on before it writes the next; the consumers wait on tile_start_barrier
+  /// together after Q's wait. Ids past the turn barriers (1 .. consumers).
+  static constexpr std::uint32_t tile_full_barrier() { return 5; }
+  static constexpr std::uint32_t tile_empty_barrier() { return 6; }
+  static constexpr std::uint32_t tile_start_barrier() { return 7; }
+  /// Whether this kernel's programs hand tiles over through those barriers: a persistent grid
+  /// with tile_barrier on.
+  bool tile_barriers() const { return shape_.tile_barrier && persistent(); }
 
   /// Ring slots: Q, then the K ring, then the V ring.
   static std::uint8_t q_stage() { return 0; }

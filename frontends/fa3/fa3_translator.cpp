@@ -51,6 +51,16 @@ void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
   out.stage_count = kernel_.stage_count();
   out.consumers_per_stage = kernel_.consumers();
   out.warpgroups.resize(1 + kernel_.consumers());
+  if (kernel_.tile_barriers()) {
+    // Turn barriers keep the default 2 (the previous consumer's arrival and the wait); the tile
+    // hand-off's full and empty barriers hold the producer and every consumer, the start one the
+    // consumers.
+    out.barrier_participants.assign(Fa3Kernel::tile_start_barrier() + 1, 2);
+    out.barrier_participants[Fa3Kernel::tile_full_barrier()] = 1 + kernel_.consumers();
+    out.barrier_participants[Fa3Kernel::tile_empty_barrier()] = 1 + kernel_.consumers();
+    out.barrier_participants[Fa3Kernel::tile_start_barrier()] = kernel_.consumers();
+  }
+  tiles_begun_ = 0;
   out.warpgroups[0].registers = kernel_.producer_registers_per_thread() * kThreadsPerWarpGroup;
   for (std::uint32_t c = 0; c < kernel_.consumers(); ++c)
     out.warpgroups[1 + c].registers =
@@ -70,6 +80,14 @@ void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& event
   k_tile_begin_ = k_tiles_.size();
   v_tile_begin_ = v_tiles_.size();
   producer(events[0], out.warpgroups[0].code, out);
+  if (kernel_.tile_barriers()) {
+    // The next tile's index, written once the consumers have read this one's (none before the
+    // CTA's first tile, which comes from its CTA index).
+    std::vector<Instruction>& code = out.warpgroups[0].code;
+    if (tiles_begun_ > 0) code.push_back(Instruction::bar_wait(Fa3Kernel::tile_empty_barrier()));
+    code.push_back(Instruction::bar_arrive(Fa3Kernel::tile_full_barrier()));
+  }
+  ++tiles_begun_;
   for (std::uint32_t c = 0; c < kernel_.consumers(); ++c) {
     if (events[1 + c].empty() && !events[0].empty())
       fail(events[0].front(), "consumer WarpGroup " + std::to_string(1 + c) +
@@ -148,8 +166,17 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   const std::uint32_t store =
       push_coords(out, tile_.m_block * kernel_.shape().block_m + std::int64_t{c} * kRowsPerConsumer,
                   tile_.head);
+  const bool hand_off = kernel_.tile_barriers();
+  // The tile's end: the next tile's index from the producer, read, then the read announced (not
+  // after the CTA's last tile, whose index says there is none and which no producer waits on).
+  auto tile_end = [&] {
+    if (!hand_off) return;
+    code.push_back(Instruction::bar_wait(Fa3Kernel::tile_full_barrier()));
+    if (!last) code.push_back(Instruction::bar_arrive(Fa3Kernel::tile_empty_barrier()));
+  };
   if (events.empty()) {  // no KV tile to attend: FA3 writes zeros
     code.push_back(Instruction::tma_store(kMapO, store));
+    tile_end();
     return;
   }
   ConsumerState& state = consumers_[c];
@@ -160,6 +187,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
     code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
   state.started = true;
   code.push_back(Instruction::mb_wait(Fa3Kernel::q_stage()));
+  if (hand_off) code.push_back(Instruction::bar_wait(Fa3Kernel::tile_start_barrier()));
 
   const bool pipes = kernel_.shape().softmax == Fa3Softmax::kPipes;
   std::uint64_t& k_used = state.k_used;  // GEMMs issued on K and V loads
@@ -309,6 +337,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   else
     code.push_back(Instruction::bubble(kernel_.epilogue_bubble()));
   code.push_back(Instruction::tma_store(kMapO, store));
+  tile_end();
 }
 
 }  // namespace simfa::fa3

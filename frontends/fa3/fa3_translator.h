@@ -64,6 +64,7 @@ class Fa3EventTranslator {
   std::size_t k_tile_begin_ = 0;  ///< this tile's first K and V loads
   std::size_t v_tile_begin_ = 0;
   std::vector<ConsumerState> consumers_;
+  std::uint64_t tiles_begun_ = 0;  ///< tiles of this CTA appended so far (the tile hand-off)
 };
 
 }  // namespace simfa::fa3

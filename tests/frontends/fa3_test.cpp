@@ -872,6 +872,106 @@ TEST(Fa3Cudnn, FirstWaveBubbleOpensTheFirstWavesCtasOnly) {
   }
 }
 
+// tile_barrier (docs/calibration.md §25): cuDNN's SASS hands a persistent CTA's tiles over through
+// named barriers: the producer publishes the next tile's index (BAR.ARV 0x3) once the consumers
+// have read the last one (BAR.SYNC 0x2), the consumers wait for it after their O store and
+// announce the read, and meet each other after Q's wait (BAR.SYNC 0x6).
+TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
+  const std::uint32_t full = Fa3Kernel::tile_full_barrier();
+  const std::uint32_t empty = Fa3Kernel::tile_empty_barrier();
+  const std::uint32_t start = Fa3Kernel::tile_start_barrier();
+  const auto uses = [](const WarpGroupProgram& wg, Opcode op, std::uint32_t bar) {
+    return std::count_if(wg.code.begin(), wg.code.end(),
+                         [&](const Instruction& i) { return i.op == op && i.x == bar; });
+  };
+  Harness h;
+  h.gpu.sm_count = 2;
+  // 1 x 1 x 1 x 1024 x 128: 8 Q tiles on 2 CTAs, 4 each; causal with seqlen_k 512: the first 4
+  // Q tiles attend no key (torch's and FA3's bottom-right mask), so their consumers store zeros.
+  for (const bool blind : {false, true}) {
+    auto source = h.make<Fa3Source>(
+        {{"kernel", ParamValue{"cudnn"}},
+         {"heads", i64(1)},
+         {"seqlen_q", i64(1024)},
+         {"seqlen_k", i64(blind ? 512 : 1024)},
+         {"causal", ParamValue{blind}}});
+    EXPECT_EQ(params_of(*source)["tile_barrier"], "true");
+    std::size_t tiles_seen = 0;
+    for (std::uint64_t cta = 0; cta < source->cta_count(); ++cta) {
+      CtaProgram p;
+      source->build(cta, p);
+      // A tile a consumer's O store (a tile without keys loads no Q).
+      const auto tiles = std::count_if(p.warpgroups[1].code.begin(), p.warpgroups[1].code.end(),
+                                       [](const Instruction& i) { return i.op == Opcode::kTmaStore; });
+      if (!blind) {
+        EXPECT_EQ(tiles, static_cast<std::int64_t>(q_loads(p).size()));
+      }
+      tiles_seen += static_cast<std::size_t>(tiles);
+      ASSERT_GE(p.barrier_participants.size(), start + 1);
+      EXPECT_EQ(p.barrier_participants[full], 3u);  // the producer and both consumers
+      EXPECT_EQ(p.barrier_participants[empty], 3u);
+      EXPECT_EQ(p.barrier_participants[start], 2u);  // the consumers
+      EXPECT_EQ(p.barrier_participants[Fa3Kernel::turn_barrier(0)], 2u);
+      const WarpGroupProgram& producer = p.warpgroups[0];
+      EXPECT_EQ(uses(producer, Opcode::kBarArrive, full), tiles);
+      EXPECT_EQ(uses(producer, Opcode::kBarWait, empty), tiles - 1);
+      // The first index goes out after the first tile's loads, before the second tile's Q.
+      std::size_t q_seen = 0;
+      for (const Instruction& i : producer.code) {
+        if (i.op == Opcode::kTmaLoad && i.map == kMapQ) ++q_seen;
+        if (i.op == Opcode::kBarArrive && i.x == full) {
+          EXPECT_LE(q_seen, 1u);  // a first tile without keys loads no Q
+          if (!blind) {
+            EXPECT_EQ(q_seen, 1u);
+          }
+          break;
+        }
+      }
+      for (std::uint32_t c = 1; c <= 2; ++c) {
+        const WarpGroupProgram& wg = p.warpgroups[c];
+        EXPECT_EQ(uses(wg, Opcode::kBarWait, full), tiles) << c;
+        EXPECT_EQ(uses(wg, Opcode::kBarArrive, empty), tiles - 1) << c;  // none after the last
+        const std::int64_t starts = uses(wg, Opcode::kBarWait, start);
+        const auto q_waits = std::count_if(wg.code.begin(), wg.code.end(), [](const Instruction& i) {
+          return i.op == Opcode::kMbWait && i.stage == Fa3Kernel::q_stage();
+        });
+        EXPECT_EQ(starts, q_waits) << c;  // a tile with keys: Q's wait, then the barrier
+        if (!blind) {
+          EXPECT_EQ(starts, tiles) << c;
+        }
+        for (std::size_t k = 0; k < wg.code.size(); ++k) {
+          const Instruction& i = wg.code[k];
+          if (i.op == Opcode::kBarWait && i.x == full) {
+            ASSERT_GT(k, 0u);
+            EXPECT_EQ(wg.code[k - 1].op, Opcode::kTmaStore);  // after the O store
+          }
+          if (i.op == Opcode::kBarWait && i.x == start) {
+            ASSERT_GT(k, 0u);
+            EXPECT_EQ(wg.code[k - 1].op, Opcode::kMbWait);  // after Q's wait
+            EXPECT_EQ(wg.code[k - 1].stage, Fa3Kernel::q_stage());
+          }
+        }
+      }
+    }
+    EXPECT_EQ(tiles_seen, 8u);
+  }
+  // Off: none of the three barriers; fa3's own kernel (a CTA a tile) has none either.
+  auto off = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                {"heads", i64(1)},
+                                {"seqlen", i64(1024)},
+                                {"tile_barrier", ParamValue{"false"}}});
+  auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(1024)}});
+  EXPECT_EQ(params_of(*fa3)["tile_barrier"], "false");
+  for (ProgramSource* source : {static_cast<ProgramSource*>(off.get()),
+                                static_cast<ProgramSource*>(fa3.get())}) {
+    CtaProgram p;
+    source->build(0, p);
+    for (const WarpGroupProgram& wg : p.warpgroups)
+      for (std::uint32_t bar : {full, empty, start})
+        EXPECT_EQ(uses(wg, Opcode::kBarWait, bar) + uses(wg, Opcode::kBarArrive, bar), 0);
+  }
+}
+
 TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
   Harness h;
   h.gpu.sm_count = 3;
