@@ -28,6 +28,16 @@ constexpr double kCudnnExpStepPerCycle = 14.84;
 // much; launches of up to 8 CTAs do not (docs/calibration.md §21). cuDNN's are wide (a
 // persistent CTA an SM, or a CTA a tile); no cuDNN trace separates its own.
 constexpr std::int64_t kCudnnFirstWaveBubble = 2650;
+// cuDNN's producer takes even a CTA's first tile from its atomic counter (ATOMG.E.ADD, then a
+// SHFL.IDX of the result, then BAR.ARV 0x3) and loads nothing before the index is back. The
+// warp-state samples on that SHFL (validation/h200/opmix/ attn1 12, attn2 11, s26_attn0 10,
+// s26_attn1 10, s26_attn2 11, validation/h100/tilecost/sass0 16; one sample an SM every 2048
+// cycles, of one of the 9 to 12 warps resident: the producer WarpGroup's three other warps exit
+// early) give the producer's wait as samples x 2048 x warps / 132: 1396-2234 cycles with 9
+// warps (median 1536, taken), 1862-2979 with 12. 132 CTAs' atomics on one counter just after
+// the launch (docs/calibration.md §25; tools/device/atomic_tile.cu would time it, not run yet).
+// Later tiles' indices are fetched a tile ahead and cost no wait.
+constexpr std::int64_t kCudnnFirstIndexCycles = 1536;
 // Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
 constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
 
@@ -203,6 +213,14 @@ void describe_fa3_keys(Schema& schema) {
           "SMs x the CTAs an SM holds - 1; a persistent grid: every CTA, once): the cold start "
           "of a launch's first CTAs; -1: the kernel's (cudnn 2650, the H200's, "
           "docs/calibration.md §21; fa3 0, as the paper's model)");
+  schema.integer("first_index_cycles")
+      .def(-1)
+      .range(-1, 1 << 20)
+      .unit("cycles")
+      .doc(
+          "scheduler = dynamic: a CTA's first tile index from the atomic counter, a BUBBLE of the "
+          "producer before its first load; -1: the kernel's (cudnn 1536, its SASS's samples, "
+          "docs/calibration.md §25; fa3 0: FA3's CTA c starts on tile c)");
   schema.string("tile_barrier")
       .def("auto")
       .choices({"auto", "true", "false"})
@@ -352,6 +370,10 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   // with Q's mbarrier wait and BAR.SYNC 0x6 (256 threads: both consumers). FA3's
   // DynamicPersistentTileScheduler has the same pair (TileCountSmemFull / Empty) but not the
   // consumers' own barrier: off for kernel fa3, which models the paper's CTA-a-tile grid.
+  s.first_index_cycles = params.integer("first_index_cycles") >= 0
+                             ? params.integer("first_index_cycles")
+                         : cudnn ? kCudnnFirstIndexCycles
+                                 : 0;
   const std::string& tile_barrier = params.string("tile_barrier");
   s.tile_barrier = tile_barrier == "true" || (tile_barrier == "auto" && cudnn);
 
@@ -408,7 +430,10 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
               : "") +
          (s.first_wave_bubble != 0 ? ",first_wave_bubble=" + std::to_string(s.first_wave_bubble)
                                    : "") +
-         (s.tile_barrier ? ",tile_barrier=true" : "");
+         (s.tile_barrier ? ",tile_barrier=true" : "") +
+         (s.first_index_cycles != 0
+              ? ",first_index_cycles=" + std::to_string(s.first_index_cycles)
+              : "");
 }
 
 std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
@@ -441,6 +466,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"producer_issue_cycles", str(s.producer_issue_cycles)},
       {"first_wave_bubble", str(s.first_wave_bubble)},
       {"tile_barrier", s.tile_barrier ? "true" : "false"},
+      {"first_index_cycles", str(s.first_index_cycles)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},
       {"cvt_per_cycle", str(u.cvt)},

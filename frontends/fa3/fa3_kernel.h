@@ -76,6 +76,9 @@ struct Fa3Shape {
   /// A persistent CTA's tile hand-off through named barriers: the consumers meet the producer at
   /// each tile's end for the next tile's index, and each other after Q's wait (kernel cudnn).
   bool tile_barrier = false;
+  /// A persistent CTA's first tile index from the atomic counter: the producer's BUBBLE before
+  /// its first load (kernel cudnn).
+  std::int64_t first_index_cycles = 0;
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's

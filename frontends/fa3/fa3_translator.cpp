@@ -69,6 +69,10 @@ void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
     for (WarpGroupProgram& wg : out.warpgroups)
       wg.code.push_back(
           Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().first_wave_bubble)));
+  // The first tile's index: the producer loads nothing before the counter answers.
+  if (kernel_.shape().scheduler == Fa3Scheduler::kDynamic && kernel_.shape().first_index_cycles > 0)
+    out.warpgroups[0].code.push_back(
+        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().first_index_cycles)));
   k_tiles_.clear();
   v_tiles_.clear();
   consumers_.assign(kernel_.consumers(), ConsumerState{});

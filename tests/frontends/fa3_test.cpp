@@ -972,6 +972,47 @@ TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
   }
 }
 
+// first_index_cycles (docs/calibration.md §25): cuDNN's producer takes even a CTA's first tile
+// from the atomic counter, so its first load waits for the answer; the consumers do not pay it
+// (they wait for Q), nor does a grid without the counter.
+TEST(Fa3Cudnn, FirstTileIndexHoldsTheProducersFirstLoad) {
+  Harness h;
+  h.gpu.sm_count = 2;
+  const Keys cudnn = {{"kernel", ParamValue{"cudnn"}},
+                      {"heads", i64(1)},
+                      {"seqlen", i64(1024)},
+                      {"first_wave_bubble", i64(3000)}};
+  auto source = h.make<Fa3Source>(cudnn);
+  EXPECT_EQ(params_of(*source)["first_index_cycles"], "1536");  // the kernel's default
+  auto index_bubbles = [](const CtaProgram& p, const std::vector<TensorMap>& maps,
+                          std::size_t wg) {
+    const auto lines = listing(p.warpgroups[wg], p, maps);
+    return std::count(lines.begin(), lines.end(), "BUBBLE 700");
+  };
+  auto set = h.make<Fa3Source>(with(cudnn, {{"first_index_cycles", i64(700)}}));
+  for (std::uint64_t cta = 0; cta < set->cta_count(); ++cta) {
+    CtaProgram p;
+    set->build(cta, p);
+    const auto lines = listing(p.warpgroups[0], p, set->tensor_maps());
+    ASSERT_GE(lines.size(), 3u);
+    EXPECT_EQ(lines[0], "BUBBLE 3000");  // the cold start, then the index, then the first load
+    EXPECT_EQ(lines[1], "BUBBLE 700");
+    EXPECT_EQ(index_bubbles(p, set->tensor_maps(), 0), 1);  // once a CTA, not a tile
+    for (std::size_t c = 1; c < p.warpgroups.size(); ++c)
+      EXPECT_EQ(index_bubbles(p, set->tensor_maps(), c), 0);
+  }
+  // A grid without the counter: none.
+  for (const char* scheduler : {"static", "none"}) {
+    auto other = h.make<Fa3Source>(with(
+        cudnn, {{"first_index_cycles", i64(700)}, {"scheduler", ParamValue{scheduler}}}));
+    CtaProgram p;
+    other->build(0, p);
+    EXPECT_EQ(index_bubbles(p, other->tensor_maps(), 0), 0) << scheduler;
+  }
+  auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(1024)}});
+  EXPECT_EQ(params_of(*fa3)["first_index_cycles"], "0");
+}
+
 TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
   Harness h;
   h.gpu.sm_count = 3;
