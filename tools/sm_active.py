@@ -150,7 +150,7 @@ def main():
         points = tilecost_points(args.tilecost)
     else:
         points = [ncu_point(args.opmix, name) for name in args.points.split(",")]
-    print("| shape | MHz | steps, tiles an SM | H200 span | H200 active avg (min-max) | model span | "
+    print("| shape | MHz | steps, tiles an SM | measured span | measured active avg (min-max) | model span | "
           "model active avg (min-max) | avg error |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     by_dim = {}
@@ -166,8 +166,8 @@ def main():
               f"{ma[0]:.0f} ({ma[1]}-{ma[2]}) | {100 * (ma[0] / ha[0] - 1):+.1f}% |")
         by_dim.setdefault(d, []).append((steps, tiles, ha[0], ma[0]))
     print()
-    print("| head dim | points | H200: a KV step, a tile | model: a KV step, a tile | "
-          "H200: a step, a tile, an SM's constant | model: the same |")
+    print("| head dim | points | measured: a KV step, a tile | model: a KV step, a tile | "
+          "measured: a step, a tile, an SM's constant | model: the same |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for d, rows in sorted(by_dim.items()):
         if len(rows) < 2:
