@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "simfa/error.h"
 #include "simfa/spelling.h"
@@ -25,37 +26,6 @@ struct ParseError {
   bool fatal = false;  ///< the rest of the file cannot be read sensibly
 };
 struct StopParsing {};
-
-/// What an opcode takes. TMA_LOAD and TMA_STORE take a map and its rank's coordinates
-/// (`fixed` is false); the others a fixed operand list.
-struct OpcodeInfo {
-  Opcode op;
-  bool fixed;
-  std::size_t count;  ///< operands (fixed) or names shown in the signature
-  std::array<const char*, 4> operands;
-};
-constexpr OpcodeInfo kOpcodes[] = {
-    {Opcode::kTmaLoad, false, 4, {"map", "c0", "...", "stage"}},
-    {Opcode::kTmaBulk, true, 3, {"addr", "bytes", "stage"}},
-    {Opcode::kTmaStore, false, 3, {"map", "c0", "..."}},
-    {Opcode::kAcquireStage, true, 1, {"stage"}},
-    {Opcode::kReleaseStage, true, 1, {"stage"}},
-    {Opcode::kMbWait, true, 1, {"stage"}},
-    {Opcode::kWgmma, true, 4, {"M", "N", "K", "gid"}},
-    {Opcode::kWgmmaCommit, true, 1, {"gid"}},
-    {Opcode::kWgmmaWait, true, 1, {"N"}},
-    {Opcode::kBarArrive, true, 1, {"bid"}},
-    {Opcode::kBarWait, true, 1, {"bid"}},
-    {Opcode::kBubble, true, 1, {"cycles"}},
-    {Opcode::kExit, true, 0, {}},
-};
-
-std::string signature(const OpcodeInfo& info) {
-  std::string s = opcode_name(info.op);
-  for (std::size_t i = 0; i < info.count; ++i)
-    s += (i == 0 ? " " : ", ") + std::string(info.operands[i]);
-  return s;
-}
 
 struct ElementType {
   std::string_view name;
@@ -94,9 +64,11 @@ struct Name {
 
 class Parser {
  public:
-  Parser(std::string_view source, const std::string& file, const std::vector<Define>& defines)
-      : tokens_(tokenize(source)), defines_(defines) {
+  Parser(std::string_view source, const std::string& file, const std::vector<Define>& defines,
+         const InstructionSet& instructions)
+      : tokens_(tokenize(source)), defines_(defines), instructions_(instructions) {
     program_.file = file;
+    program_.instructions = &instructions;
   }
 
   TraceProgram run() {
@@ -304,9 +276,8 @@ class Parser {
   /// Errors for words that are valid elsewhere. Each context handles its own words first.
   void misplaced(const Token& t, bool in_warpgroup) {
     if (!in_warpgroup) {
-      for (const auto& info : kOpcodes)
-        if (t.text == opcode_name(info.op))
-          error(t.pos, "instructions belong inside a warpgroup body");
+      if (instructions_.find(t.text))
+        error(t.pos, "instructions belong inside a warpgroup body");
       if (t.text == "repeat") error(t.pos, "'repeat' belongs inside a warpgroup body");
     }
     for (std::string_view w : {"smem", "stages", "barrier", "warpgroup"})
@@ -663,18 +634,20 @@ class Parser {
 
   void instruction(bool warpgroup_top) {
     const Token op = next();
-    const OpcodeInfo* info = nullptr;
-    for (const auto& candidate : kOpcodes)
-      if (op.text == opcode_name(candidate.op)) info = &candidate;
-    if (!info) {
+    const InstructionSpec* spec = instructions_.find(op.text);
+    if (!spec) {
       std::vector<std::string_view> names;
-      for (const auto& candidate : kOpcodes) names.emplace_back(opcode_name(candidate.op));
+      for (const InstructionSpec& candidate : instructions_.specs())
+        names.emplace_back(candidate.name);
       error(op.pos, "unknown opcode '" + std::string(op.text) + "'" + did_you_mean(op.text, names));
     }
-    const std::string sig = signature(*info);
-    Stmt s{StmtKind::kInstruction, info->op, 0, kNoSlot, 0, 0, 0, 0, op.pos};
+    const std::string sig = signature(*spec);
+    const Opcode opcode = instructions_.opcode(*spec);
+    const std::span<const OperandSpec> specs = spec->operands;
+    Stmt s{StmtKind::kInstruction, opcode, 0, kNoSlot, 0, 0, 0, 0, op.pos};
     std::vector<Expr> operands;
-    if (!info->fixed) {
+    if (!specs.empty() && specs.front().kind == OperandKind::kTile) {
+      // The map, then its rank's coordinates, then the other operands.
       if (at_end_of_statement()) error(end_of_previous(), "missing operand 'map' (" + sig + ")");
       const Token map = expect_name("a TensorMap name");
       s.map = map_id(map);
@@ -686,36 +659,37 @@ class Parser {
       const Pos after = end_of_previous();
       end_statement("',' or the end of the line");
       const TensorMap& m = program_.maps[s.map];
-      const bool load = info->op == Opcode::kTmaLoad;
-      const std::size_t need = m.rank + (load ? 1 : 0);
-      const std::string what = load ? " coordinates and a stage" : " coordinates";
+      const std::size_t need = m.rank + specs.size() - 1;
+      std::string what = " coordinates";
+      for (const OperandSpec& o : specs.subspan(1)) what += " and a " + std::string(o.name);
       if (operands.empty())
         error(after, std::string("missing operands:") + what + " after the map (" + sig + ")");
       if (operands.size() != need)
         error(map.pos, "rank mismatch: '" + m.name + "' has rank " + std::to_string(m.rank) +
-                           ", so " + opcode_name(info->op) + " takes " + std::to_string(m.rank) +
-                           what + ", but " + std::to_string(operands.size()) +
+                           ", so " + spec->name + " takes " + std::to_string(m.rank) + what +
+                           ", but " + std::to_string(operands.size()) +
                            (operands.size() == 1 ? " operand follows" : " operands follow") +
                            " the map");
     } else {
-      const std::size_t n = info->count;
+      const std::size_t n = specs.size();
       for (std::size_t k = 0; k < n; ++k) {
         if (k > 0 && !accept(TokenKind::kComma) && !at_end_of_statement())
           error(peek().pos, "expected ',' between operands, found " + describe(peek()));
         if (at_end_of_statement() || peek().kind == TokenKind::kComma)
           error(end_of_previous(),
-                std::string("missing operand '") + info->operands[k] + "' (" + sig + ")");
+                std::string("missing operand '") + specs[k].name + "' (" + sig + ")");
         operands.push_back(expression());
       }
       if (accept(TokenKind::kComma))
-        error(peek().pos, "extra operand: " + std::string(opcode_name(info->op)) + " takes " +
+        error(peek().pos, "extra operand: " + std::string(spec->name) + " takes " +
                               (n == 0 ? std::string("no operands")
                                       : std::to_string(n) + " operand" + (n > 1 ? "s" : "")) +
                               (n == 0 ? "" : " (" + sig + ")"));
-      end_statement(n == 0 ? std::string("the end of the line (EXIT takes no operands)")
+      end_statement(n == 0 ? "the end of the line (" + std::string(spec->name) +
+                                 " takes no operands)"
                            : "the end of the line after the operands (" + sig + ")");
     }
-    if (info->op == Opcode::kExit) {
+    if (opcode == Opcode::kExit) {
       skip_separators();
       if (!warpgroup_top || peek().kind != TokenKind::kRBrace)
         error(op.pos, "EXIT must be the last statement of a warpgroup body (where it is implicit)");
@@ -912,6 +886,7 @@ class Parser {
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
   const std::vector<Define>& defines_;
+  const InstructionSet& instructions_;
   TraceProgram program_;
   std::vector<ParseError> errors_;
   std::vector<Name> names_;
@@ -947,8 +922,8 @@ std::string nearest_name(std::string_view word, const std::vector<std::string_vi
 }
 
 TraceProgram parse_trace(std::string_view source, const std::string& file,
-                         const std::vector<Define>& defines) {
-  return Parser(source, file, defines).run();
+                         const std::vector<Define>& defines, const InstructionSet& instructions) {
+  return Parser(source, file, defines, instructions).run();
 }
 
 }  // namespace simfa::trace

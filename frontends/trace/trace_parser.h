@@ -17,10 +17,11 @@ struct Define {
   std::int64_t value = 0;
 };
 
-/// Parses a trace; `file` names it in messages. Throws InputError listing every error found (at
+/// Parses a trace written with `instructions`; `file` names it in messages. Throws InputError listing every error found (at
 /// most 20), one "file:line:col: error: ..." per line, with the first one's position in where().
 TraceProgram parse_trace(std::string_view source, const std::string& file,
-                         const std::vector<Define>& defines = {});
+                         const std::vector<Define>& defines = {},
+                         const InstructionSet& instructions = InstructionSet::hopper());
 
 /// The candidate closest to `word` by case-insensitive optimal-string-alignment distance, or ""
 /// when none is within a third of the word's length (at least 1).

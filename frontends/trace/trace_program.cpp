@@ -134,86 +134,47 @@ std::uint32_t CtaExpander::coordinates(const Stmt& s, std::vector<std::int32_t>&
   return offset;
 }
 
+std::int64_t CtaExpander::value(const Stmt& s, std::uint32_t k, const OperandSpec& spec) {
+  const std::int64_t v = operand(s, k, spec.min, spec.max, spec.what);
+  if (spec.rule)
+    if (std::string problem = spec.rule(v); !problem.empty())
+      fail(program_.operands[s.operands + k].pos, problem);
+  return v;
+}
+
 void CtaExpander::emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram& out) {
   if (++instructions_ > max_instructions_)
     fail(s.pos, "the CTA expands to more than " + std::to_string(max_instructions_) +
                     " instructions (max_instructions_per_cta); check the repeat counts");
-  const auto u32 = [&](std::uint32_t k, std::int64_t lo, std::int64_t hi, const char* what) {
-    return static_cast<std::uint32_t>(operand(s, k, lo, hi, what));
-  };
-  switch (s.op) {
-    case Opcode::kTmaLoad: {
-      const std::uint32_t offset = coordinates(s, out.coords);
-      code.push_back(Instruction::tma_load(s.map, offset, stage(s, program_.maps[s.map].rank)));
-      break;
+  // The operands in their spec's order, each stored where its kind says (simfa/instruction_set.h).
+  Instruction in;
+  in.op = s.op;
+  std::uint32_t k = 0;  // the statement's next operand expression
+  for (const OperandSpec& o : (*program_.instructions)[s.op].operands) {
+    switch (o.kind) {
+      case OperandKind::kTile:
+        in.map = s.map;
+        in.x = coordinates(s, out.coords);
+        k += program_.maps[s.map].rank;
+        break;
+      case OperandKind::kAddress: {
+        const std::int64_t addr = value(s, k++, o);
+        in.x = static_cast<std::uint32_t>(out.addresses.size());
+        out.addresses.push_back(static_cast<Addr>(addr));
+        break;
+      }
+      case OperandKind::kStage:
+        in.stage = stage(s, k++);
+        break;
+      case OperandKind::kBarrier:
+        in.x = static_cast<std::uint32_t>(operand(s, k++, 0, kNamedBarriers - 1, o.what));
+        break;
+      case OperandKind::kValue:
+        set_field(in, o.field, static_cast<std::uint32_t>(value(s, k++, o)));
+        break;
     }
-    case Opcode::kTmaStore:
-      code.push_back(Instruction::tma_store(s.map, coordinates(s, out.coords)));
-      break;
-    case Opcode::kTmaBulk: {
-      // cp.async.bulk: 16-byte aligned address, size a multiple of 16 (PTX ISA 8.0).
-      const std::int64_t addr = operand(s, 0, 0, kInt64Max, "the TMA_BULK address");
-      if (addr % 16 != 0)
-        fail(program_.operands[s.operands].pos,
-             "the TMA_BULK address " + std::to_string(addr) + " is not 16-byte aligned");
-      const std::uint32_t bytes = u32(1, 16, kUint32Max, "the TMA_BULK size");
-      if (bytes % 16 != 0)
-        fail(program_.operands[s.operands + 1].pos,
-             "the TMA_BULK size " + std::to_string(bytes) + " is not a multiple of 16 bytes");
-      const auto offset = static_cast<std::uint32_t>(out.addresses.size());
-      out.addresses.push_back(static_cast<Addr>(addr));
-      code.push_back(Instruction::tma_bulk(offset, bytes, stage(s, 2)));
-      break;
-    }
-    case Opcode::kAcquireStage:
-      code.push_back(Instruction::acquire_stage(stage(s, 0)));
-      break;
-    case Opcode::kReleaseStage:
-      code.push_back(Instruction::release_stage(stage(s, 0)));
-      break;
-    case Opcode::kMbWait:
-      code.push_back(Instruction::mb_wait(stage(s, 0)));
-      break;
-    case Opcode::kWgmma: {
-      // Hopper dense wgmma shapes (PTX ISA, wgmma.mma_async): m64nNkK, N a multiple of 8 up to
-      // 256, K 8 (tf32), 16 (f16/bf16) or 32 (fp8/int8).
-      const std::int64_t m = eval(program_.operands[s.operands]);
-      if (m != 64)
-        fail(program_.operands[s.operands].pos,
-             "WGMMA M is " + std::to_string(m) +
-                 "; Hopper's wgmma is m64 (one instruction per 64 rows)");
-      const std::uint32_t n = u32(1, 8, 256, "WGMMA N");
-      if (n % 8 != 0)
-        fail(program_.operands[s.operands + 1].pos,
-             "WGMMA N is " + std::to_string(n) + "; it must be a multiple of 8");
-      const std::uint32_t k = u32(2, 8, 32, "WGMMA K");
-      if (k != 8 && k != 16 && k != 32)
-        fail(program_.operands[s.operands + 2].pos,
-             "WGMMA K is " + std::to_string(k) + "; it must be 8, 16 or 32");
-      code.push_back(Instruction::wgmma(
-          static_cast<std::uint16_t>(m), static_cast<std::uint16_t>(n),
-          static_cast<std::uint16_t>(k), u32(3, 0, kUint32Max, "the WGMMA gid")));
-      break;
-    }
-    case Opcode::kWgmmaCommit:
-      code.push_back(Instruction::wgmma_commit(u32(0, 0, kUint32Max, "the gid")));
-      break;
-    case Opcode::kWgmmaWait:
-      code.push_back(Instruction::wgmma_wait(u32(0, 0, kUint32Max, "the WGMMA_WAIT group count")));
-      break;
-    case Opcode::kBarArrive:
-      code.push_back(Instruction::bar_arrive(u32(0, 0, kNamedBarriers - 1, "the barrier id")));
-      break;
-    case Opcode::kBarWait:
-      code.push_back(Instruction::bar_wait(u32(0, 0, kNamedBarriers - 1, "the barrier id")));
-      break;
-    case Opcode::kBubble:
-      code.push_back(Instruction::bubble(u32(0, 0, kUint32Max, "BUBBLE cycles")));
-      break;
-    case Opcode::kExit:
-      code.push_back(Instruction::exit());
-      break;
   }
+  code.push_back(in);
 }
 
 void CtaExpander::run_body(std::uint32_t begin, std::uint32_t end, std::vector<Instruction>& code,

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "simfa/instruction_set.h"
 #include "simfa/isa.h"
 #include "simfa/program.h"
 #include "simfa/tensor_map.h"
@@ -41,7 +42,7 @@ struct Expr {
 const char* apply_op(ExprOp op, std::int64_t a, std::int64_t b, std::int64_t& out);
 
 enum class StmtKind : std::uint8_t {
-  kInstruction,  ///< operands: per opcode (TMA coordinates first, stage last)
+  kInstruction,  ///< operands: the instruction's, in its spec's order (a tile's coordinates first)
   kLet,          ///< operands: value
   kRepeat,       ///< operands: first, end (one past the last value)
   kWarpGroup,    ///< operands: count, registers per thread
@@ -53,7 +54,7 @@ enum class StmtKind : std::uint8_t {
 struct Stmt {
   StmtKind kind = StmtKind::kInstruction;
   Opcode op = Opcode::kExit;     ///< kInstruction
-  std::uint16_t map = 0;         ///< kInstruction: TMA_LOAD / TMA_STORE map id
+  std::uint16_t map = 0;         ///< kInstruction: the tile operand's map id
   std::uint32_t slot = kNoSlot;  ///< kLet, kRepeat: the variable set (kRepeat: may be none)
   std::uint32_t operands = 0;    ///< first index into TraceProgram::operands
   std::uint32_t operand_count = 0;
@@ -64,6 +65,7 @@ struct Stmt {
 
 struct TraceProgram {
   std::string file;
+  const InstructionSet* instructions = &InstructionSet::hopper();  ///< what its opcodes mean
   std::vector<TensorMap> maps;                             ///< ids are indices
   std::vector<std::pair<std::string, std::int64_t>> lets;  ///< top-level lets, resolved
   std::array<std::uint64_t, 3> grid{1, 1, 1};
@@ -97,6 +99,8 @@ class CtaExpander {
   std::int64_t operand(const Stmt& s, std::uint32_t k, std::int64_t lo, std::int64_t hi,
                        const char* what);
   std::uint8_t stage(const Stmt& s, std::uint32_t k);
+  /// Operand `k` of `s`, a kValue or kAddress operand: in range and obeying its rule.
+  std::int64_t value(const Stmt& s, std::uint32_t k, const OperandSpec& spec);
   std::uint32_t coordinates(const Stmt& s, std::vector<std::int32_t>& pool);
   [[noreturn]] void fail(Pos pos, const std::string& message) const;
 

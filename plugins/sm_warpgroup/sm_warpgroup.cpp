@@ -20,8 +20,6 @@ constexpr const char* kWaitStatDoc[] = {
     "WarpGroup-cycles blocked in WGMMA_WAIT (too many unfinished groups)",
     "WarpGroup-cycles blocked in BAR_WAIT (named barrier incomplete)",
     "WarpGroup-cycles blocked on a WGMMA the full tensor-core buffer refused"};
-constexpr const char* kWaitSpan[] = {"wait:mb", "wait:stage", "wait:wgmma", "wait:barrier",
-                                     "wait:tensor_core"};
 
 const char* const kIssuedDoc = "instructions issued";
 const char* const kBubbleDoc = "WarpGroup-cycles charged by BUBBLE instructions";
@@ -37,14 +35,14 @@ const char* const kStoreDrainDoc =
     "them (exit_waits_for_stores)";
 
 // "issued.tma_load" for TMA_LOAD.
-std::string issued_stat(Opcode op) {
-  std::string name = opcode_name(op);
+std::string issued_stat(const InstructionSpec& spec) {
+  std::string name = spec.name;
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return "issued." + name;
 }
 
-std::string issued_doc(Opcode op) {
-  return std::string(opcode_name(op)) + " instructions issued";
+std::string issued_doc(const InstructionSpec& spec) {
+  return std::string(spec.name) + " instructions issued";
 }
 
 // TMA token: the stage and the CTA slot, with the CTA's admission serial so a completion that
@@ -172,9 +170,8 @@ void WarpGroupSm::describe(Schema& schema) {
              "docs/core-model.md)");
   }
   schema.stat("issued_instructions", StatKind::kCounter, "instructions", kIssuedDoc);
-  for (int op = 0; op < kOpcodeCount; ++op)
-    schema.stat(issued_stat(static_cast<Opcode>(op)), StatKind::kCounter, "instructions",
-                issued_doc(static_cast<Opcode>(op)));
+  for (const InstructionSpec& spec : InstructionSet::hopper().specs())
+    schema.stat(issued_stat(spec), StatKind::kCounter, "instructions", issued_doc(spec));
   for (int w = 0; w < kWaitCount; ++w)
     schema.stat(kWaitStat[w], StatKind::kCounter, "cycles", kWaitStatDoc[w]);
   schema.stat("bubble_cycles", StatKind::kCounter, "cycles", kBubbleDoc);
@@ -188,7 +185,8 @@ void WarpGroupSm::describe(Schema& schema) {
 }
 
 WarpGroupSm::WarpGroupSm(const BuildContext& context)
-    : sm_(context.sm_index),
+    : instructions_(&InstructionSet::hopper()),
+      sm_(context.sm_index),
       max_ctas_(checked_limit(context.gpu.max_ctas_per_sm, kMaxCtaSlots, "max_ctas_per_sm")),
       max_warpgroups_(static_cast<std::uint32_t>(checked_limit(
           context.gpu.max_warpgroups_per_sm, kMaxWarpGroupSlots, "max_warpgroups_per_sm"))),
@@ -216,9 +214,9 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
         kPipes[p].busy_stat, "cycles",
         std::string("cycles the SM's pipe for ") + kPipes[p].doc + " is reserved");
   }
-  for (int op = 0; op < kOpcodeCount; ++op)
-    issued_by_op_[op] = &context.stats.counter(issued_stat(static_cast<Opcode>(op)), "instructions",
-                                               issued_doc(static_cast<Opcode>(op)));
+  for (const InstructionSpec& spec : instructions_->specs())
+    issued_by_op_.push_back(
+        &context.stats.counter(issued_stat(spec), "instructions", issued_doc(spec)));
   for (int w = 0; w < kWaitCount; ++w)
     stall_[w] = &context.stats.counter(kWaitStat[w], "cycles", kWaitStatDoc[w]);
   context.stats.formula("issue_utilization", "instructions/cycle",
@@ -251,7 +249,7 @@ bool WarpGroupSm::can_accept(const CtaProgram& program) const {
 
 bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const {
   std::vector<std::string> problems;
-  if (std::string bad = check_program(program, tensor_maps_); !bad.empty())
+  if (std::string bad = check_program(program, *instructions_, tensor_maps_); !bad.empty())
     problems.push_back(std::move(bad));
   if (program.warpgroups.size() > max_warpgroups_)
     problems.push_back(
@@ -270,7 +268,7 @@ bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const 
 }
 
 void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
-  if (std::string bad = check_program(*program, tensor_maps_); !bad.empty()) throw InputError(bad);
+  if (std::string bad = check_program(*program, *instructions_, tensor_maps_); !bad.empty()) throw InputError(bad);
   if (!can_accept(*program)) throw Error("internal: accept() of a CTA that does not fit");
 
   std::uint32_t c = 0;
@@ -425,7 +423,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       break;
     case Opcode::kWgmma: {
       const std::uint32_t group = w.groups.join(in.gid());
-      span(w, "wgmma", now, now + 1);
+      span(w, (*instructions_)[in.op].span, now, now + 1);
       if (timeline_ && w.wgmma_in_flight++ == 0) w.wgmma_since = now;
       tensor_core_->issue(
           now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
@@ -583,7 +581,7 @@ void WarpGroupSm::share_finish_times(int p) {
 
 void WarpGroupSm::close_bubble(WarpGroup& w) {
   if (w.bubble_since == kNever) return;
-  span(w, "bubble", w.bubble_since, w.ready_at);
+  span(w, (*instructions_)[Opcode::kBubble].span, w.bubble_since, w.ready_at);
   w.bubble_since = kNever;
 }
 
@@ -612,7 +610,7 @@ void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
     s.pending_bytes += op.bytes;
   }
   if (!mbarrier && exit_waits_for_stores_) ++ctas_[w.cta].pending_stores;
-  span(w, "tma_issue", now, now + 1);
+  span(w, (*instructions_)[in.op].span, now, now + 1);
   tma_->issue(now, op);
 }
 
@@ -635,7 +633,7 @@ void WarpGroupSm::release(Cta& cta, Stage& stage, Cycle now) {
 void WarpGroupSm::exit(std::uint32_t slot, Cycle now) {
   WarpGroup& w = warpgroups_[slot];
   runnable_mask_ &= ~(std::uint64_t{1} << slot);
-  span(w, "exit", now, now + 1);
+  span(w, (*instructions_)[Opcode::kExit].span, now, now + 1);
   Cta& cta = ctas_[w.cta];
   if (--cta.live_warpgroups > 0) return;
   if (exit_waits_for_stores_ && cta.pending_stores > 0) {
@@ -682,7 +680,7 @@ void WarpGroupSm::wake(std::uint32_t slot, Cycle now) {
   // A wake-up caused by this SM's own issue phase comes too late for that phase.
   const Cycle ready = in_step_ ? now + 1 : now;
   stall_[w.wait]->add(ready - w.blocked_since);
-  span(w, kWaitSpan[w.wait], w.blocked_since, ready);
+  span(w, wait_span(w), w.blocked_since, ready);
   // A BAR_WAIT blocks after its issue; the other waits block the instruction that is next.
   w.woken = w.wait != kBarrier;
   w.wait = kNotWaiting;
@@ -793,8 +791,12 @@ void WarpGroupSm::report_blocked(std::vector<BlockedThread>& out) const {
     if (w.wait == kNotWaiting) continue;  // runnable, in a BUBBLE, or exited
     const CtaProgram& program = *ctas_[w.cta].program;
     out.push_back({sm_, program.cta_id, static_cast<int>(w.index), w.wait_pc,
-                   instruction_text(w.code[w.wait_pc], program, tensor_maps_), waiting_for(w)});
+                   instruction_text(w.code[w.wait_pc], program, *instructions_, tensor_maps_), waiting_for(w)});
   }
+}
+
+const char* WarpGroupSm::wait_span(const WarpGroup& w) const {
+  return (*instructions_)[w.code[w.wait_pc].op].wait_span;
 }
 
 void WarpGroupSm::span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const {
@@ -808,11 +810,12 @@ void WarpGroupSm::finish(Cycle end) {
   for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
     WarpGroup& w = warpgroups_[std::countr_zero(m)];
     if (w.wgmma_in_flight > 0) span(w, "wgmma_flight", w.wgmma_since, end);
-    if (w.bubble_since != kNever) span(w, "bubble", w.bubble_since, std::min(w.ready_at, end));
+    if (w.bubble_since != kNever)
+      span(w, (*instructions_)[Opcode::kBubble].span, w.bubble_since, std::min(w.ready_at, end));
     w.bubble_since = kNever;
     if (w.wait == kNotWaiting || end <= w.blocked_since) continue;
     stall_[w.wait]->add(end - w.blocked_since);
-    span(w, kWaitSpan[w.wait], w.blocked_since, end);
+    span(w, wait_span(w), w.blocked_since, end);
   }
   if (timeline_)
     for (const Cta& cta : ctas_)

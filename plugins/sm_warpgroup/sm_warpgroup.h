@@ -37,7 +37,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void finish(Cycle end) override;
 
  private:
-  /// What a blocked WarpGroup waits for; indexes the stall counters and timeline names.
+  /// What a blocked WarpGroup waits for; indexes the stall counters.
   enum Wait : std::uint8_t {
     kMbWait,
     kAcquireStage,
@@ -138,6 +138,8 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void wake_up_to(WaitList& list, std::uint64_t value, Cycle now);
   void request(Cycle at);
   std::string waiting_for(const WarpGroup& w) const;
+  /// The timeline name of `w`'s wait: its blocked instruction's (the instruction table's).
+  const char* wait_span(const WarpGroup& w) const;
   void span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const;
   /// When `slot`'s compute BUBBLE issued at `now` ends: each pipe serves its elements after the
   /// work issued before it (fifo) or beside it in equal shares (fair, which may lengthen the
@@ -157,6 +159,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void stretch_fp32_load(std::uint32_t slot, Cycle now);
   void close_bubble(WarpGroup& w);
 
+  const InstructionSet* const instructions_;  ///< what the opcodes of its programs mean
   const int sm_;
   const int max_ctas_;
   const std::uint32_t max_warpgroups_;
@@ -212,7 +215,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   Cycle active_until_ = 0;    ///< end of the last counted stretch
 
   Counter& issued_;
-  std::array<Counter*, kOpcodeCount> issued_by_op_{};
+  std::vector<Counter*> issued_by_op_;  ///< by opcode
   std::array<Counter*, kWaitCount> stall_{};
   Counter& bubble_cycles_;
   Counter& ctas_completed_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "simfa/instruction_set.h"
 #include "simfa/isa.h"
 #include "simfa/program.h"
 #include "simfa/tensor_map.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simfa/component.h"
+#include "simfa/instruction_set.h"
 #include "simfa/isa.h"
 #include "simfa/memory.h"
 #include "simfa/program.h"

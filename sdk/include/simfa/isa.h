@@ -1,6 +1,7 @@
-// The simfa instruction set (DESIGN.md §4; the paper's Table III). Instructions are 16-byte PODs;
-// operands that do not fit (TMA coordinates, bulk addresses) live in the CTA program's operand
-// pool and the instruction holds their offset.
+// The simfa instruction encoding (DESIGN.md §4; the paper's Table III). Instructions are 16-byte
+// PODs; operands that do not fit (TMA coordinates, bulk addresses) live in the CTA program's
+// operand pool and the instruction holds their offset. What each opcode takes, accepts and means
+// is declared once, in the instruction table (simfa/instruction_set.h).
 #pragma once
 
 #include <cstdint>
@@ -37,16 +38,9 @@ enum class Opcode : std::uint8_t {
   kBubble,        ///< x cycles; stage 1: also work[y] on the SM's shared compute pipes
   kExit,
 };
+/// Hopper's instructions, declared in simfa/instruction_set.h; a run's InstructionSet may add
+/// more, at the opcodes after these.
 inline constexpr int kOpcodeCount = 13;
-
-inline const char* opcode_name(Opcode op) {
-  static constexpr const char* kNames[kOpcodeCount] = {
-      "TMA_LOAD", "TMA_BULK", "TMA_STORE",    "ACQUIRE_STAGE", "RELEASE_STAGE",
-      "MB_WAIT",  "WGMMA",    "WGMMA_COMMIT", "WGMMA_WAIT",    "BAR_ARRIVE",
-      "BAR_WAIT", "BUBBLE",   "EXIT"};
-  auto i = static_cast<unsigned>(op);
-  return i < kOpcodeCount ? kNames[i] : "?";
-}
 
 struct Instruction {
   Opcode op = Opcode::kExit;

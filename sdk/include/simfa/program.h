@@ -54,6 +54,11 @@ struct CtaProgram {
   }
 };
 
+/// Participants of named barrier `id` (the program's list; 2 for ids it does not list).
+inline std::uint32_t barrier_participants(const CtaProgram& program, std::uint32_t id) {
+  return id < program.barrier_participants.size() ? program.barrier_participants[id] : 2;
+}
+
 /// The summary of one CTA's program a frontend reports among its parameters():
 /// `<prefix>.warpgroups`, `.instructions`, `.registers`, `.smem_bytes`, `.stages`.
 inline void summarize_cta(const CtaProgram& cta, const std::string& prefix,
