@@ -82,6 +82,14 @@ bool valid_component_name(std::string_view name) {
   return !segment_empty;
 }
 
+// An instruction is written in traces as an upper-case identifier: TMA_LOAD, UMMA_COMMIT.
+bool valid_instruction_name(std::string_view name) {
+  if (name.empty() || name.front() < 'A' || name.front() > 'Z') return false;
+  for (char c : name)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 }  // namespace
 
 struct PluginHost::Library {
@@ -207,7 +215,25 @@ void PluginHost::load_library(const fs::path& file) {
     added.push_back(std::move(entry));
   }
 
+  if (descriptor->instruction_count > 0 && descriptor->instructions == nullptr)
+    throw fail("descriptor lists instructions but provides none");
+  InstructionSet instructions = instructions_;  // the library is added whole or not at all
+  for (std::size_t i = 0; i < descriptor->instruction_count; ++i) {
+    const InstructionSpec& spec = descriptor->instructions[i];
+    if (spec.name == nullptr || spec.engine == nullptr)
+      throw fail(fmt::format("instruction #{} has no name or engine", i));
+    if (!valid_instruction_name(spec.name))
+      throw fail("invalid instruction name '" + std::string(spec.name) +
+                 "' (expected upper-case letters, digits and '_', e.g. TMA_LOAD)");
+    try {
+      instructions.add(spec);
+    } catch (const Error& e) {
+      throw fail(e.what());
+    }
+  }
+
   libraries_.push_back(std::move(library));
+  instructions_ = std::move(instructions);
   for (auto& entry : added) {
     std::string key = entry.name;
     entries_.emplace(std::move(key), std::move(entry));

@@ -17,6 +17,7 @@
 
 #include "kernel/schema_catalog.h"
 #include "simfa/component.h"
+#include "simfa/instruction_set.h"
 
 namespace simfa::kernel {
 
@@ -61,6 +62,10 @@ class PluginHost final : public SchemaCatalog {
   /// other exception as a simfa::Error naming the plugin.
   std::unique_ptr<Component> create(const CatalogEntry& entry, const BuildContext& context) const;
 
+  /// The instruction table: Hopper's instructions, then those the loaded libraries add, in load
+  /// order (simfa/instruction_set.h).
+  const InstructionSet& instructions() const { return instructions_; }
+
  private:
   struct Library;
 
@@ -69,6 +74,7 @@ class PluginHost final : public SchemaCatalog {
   // A map: entries keep their address while more libraries load.
   std::map<std::string, CatalogEntry, std::less<>> entries_;
   std::vector<std::string> errors_;
+  InstructionSet instructions_;  ///< its specs point into the libraries' static data
 };
 
 }  // namespace simfa::kernel

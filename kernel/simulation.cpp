@@ -124,7 +124,8 @@ std::unique_ptr<Component> Simulation::build(const ComponentConfig& config, cons
                        manifest_.gpu,
                        component_seed(manifest_.seed, path),
                        sm_index,
-                       slots.entries().empty() ? nullptr : &slots};
+                       slots.entries().empty() ? nullptr : &slots,
+                       &host_.instructions()};
   auto component = host_.create(*config.entry, context);
   if (!slots.entries().empty()) built_slots_[component.get()] = slots.entries();
   return component;

@@ -36,13 +36,13 @@ std::vector<Define> read_defines(const Params& params) {
   return out;
 }
 
-TraceProgram load(const Params& params) {
+TraceProgram load(const Params& params, const InstructionSet& instructions) {
   const std::string& path = params.string("path");
   std::string text;
   if (const std::string why = read_regular_file(path, text); !why.empty())
     params.fail("path", "cannot read trace '" + path + "': " + why);
   const std::vector<Define> defines = read_defines(params);
-  TraceProgram program = parse_trace(text, path, defines);
+  TraceProgram program = parse_trace(text, path, defines, instructions);
   for (const auto& d : defines) {
     std::vector<std::string_view> lets;
     bool found = false;
@@ -76,7 +76,8 @@ void TraceSource::describe(Schema& schema) {
 }
 
 TraceSource::TraceSource(const BuildContext& context)
-    : program_(load(context.params)),
+    : program_(load(context.params, context.instructions ? *context.instructions
+                                                         : InstructionSet::hopper())),
       expander_(program_,
                 static_cast<std::uint64_t>(context.params.integer("max_instructions_per_cta"))) {
   // Expanding the first and the last CTA now reports their errors before the run starts (the

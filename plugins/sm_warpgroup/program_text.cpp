@@ -3,6 +3,17 @@
 
 namespace simfa::sm_warpgroup {
 
+namespace {
+
+// The engines sm.warpgroup has: itself, its TMA engine and its tensor core. An instruction a
+// plugin adds for an engine of another kind needs that engine wired into the SM.
+bool runs(const InstructionSpec& spec) {
+  const std::string_view engine = spec.engine;
+  return engine == "sm" || engine == "tma" || engine == "wgmma";
+}
+
+}  // namespace
+
 std::string check_program(const CtaProgram& program, const InstructionSet& instructions,
                           const std::vector<TensorMap>* maps) {
   const std::string cta = "CTA " + std::to_string(program.cta_id);
@@ -17,7 +28,10 @@ std::string check_program(const CtaProgram& program, const InstructionSet& instr
     for (std::size_t pc = 0; pc < code.size(); ++pc) {
       const InstructionSpec* spec = instructions.find(code[pc].op);
       std::string problem =
-          spec ? instruction_problem(*spec, code[pc], program, maps) : "unknown opcode";
+          !spec         ? "unknown opcode"
+          : !runs(*spec) ? std::string(spec->name) + " runs on an engine of kind '" +
+                               spec->engine + "', which sm.warpgroup does not have"
+                         : instruction_problem(*spec, code[pc], program, maps);
       if (!problem.empty())
         return where + " instruction " + std::to_string(pc) + " (" +
                instruction_text(code[pc], program, instructions, maps) + "): " + problem;

@@ -185,7 +185,7 @@ void WarpGroupSm::describe(Schema& schema) {
 }
 
 WarpGroupSm::WarpGroupSm(const BuildContext& context)
-    : instructions_(&InstructionSet::hopper()),
+    : instructions_(context.instructions ? context.instructions : &InstructionSet::hopper()),
       sm_(context.sm_index),
       max_ctas_(checked_limit(context.gpu.max_ctas_per_sm, kMaxCtaSlots, "max_ctas_per_sm")),
       max_warpgroups_(static_cast<std::uint32_t>(checked_limit(

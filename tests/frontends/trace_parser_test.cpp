@@ -699,5 +699,53 @@ TEST(TraceSourceComponent, InputErrorsPointAtTheManifestOrTheTrace) {
   expect_at(gemm, "S=0", 78, "division by zero (in '%')");
 }
 
+// An instruction added to the table, as a plugin's descriptor adds it, is written, checked,
+// encoded and printed as its spec says, with no change to the parser.
+std::string even_rule(std::int64_t v) {
+  return v % 2 == 0 ? "" : "UMMA N is " + std::to_string(v) + "; it must be even";
+}
+constexpr OperandSpec kUmmaOperands[] = {
+    {.name = "N", .field = Field::kXLow, .what = "UMMA N", .min = 8, .max = 256,
+     .rule = even_rule},
+    {.name = "column", .field = Field::kY, .what = "the tensor-memory column", .max = 511},
+    {.name = "stage", .kind = OperandKind::kStage}};
+constexpr InstructionSpec kUmma{
+    .name = "UMMA", .engine = "umma", .operands = kUmmaOperands, .span = "umma"};
+
+TEST(TraceParser, InstructionsAddedToTheTable) {
+  InstructionSet set;
+  const Opcode umma = set.add(kUmma);
+  EXPECT_EQ(static_cast<int>(umma), kOpcodeCount);
+  EXPECT_EQ(set.find("UMMA"), &set[umma]);
+  EXPECT_THROW(set.add(kUmma), Error);  // a name is declared once
+
+  const std::string text = in_warpgroup("    UMMA 128, 32 + 1, 1");
+  const CtaProgram cta = expand(parse_trace(text, "t.trace", {}, set), 0);
+  const Instruction& in = cta.warpgroups[0].code[0];
+  EXPECT_EQ(in.op, umma);
+  EXPECT_EQ(in.x, 128u);
+  EXPECT_EQ(in.y, 33u);
+  EXPECT_EQ(in.stage, 1u);
+  EXPECT_EQ(instruction_text(set[umma], in, cta, nullptr), "UMMA 128 33 1");
+  EXPECT_EQ(instruction_problem(set[umma], in, cta, nullptr), "");
+  expect_error(text, 6, 5, "unknown opcode 'UMMA'");  // Hopper's table does not have it
+
+  const auto error_of = [&](std::string_view body) -> std::string {
+    try {
+      expand(parse_trace(in_warpgroup(body), "t.trace", {}, set), 0);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(error_of("    UMMA 7, 0, 0").find("UMMA N is 7; it must be in 8..256"),
+            std::string::npos);
+  EXPECT_NE(error_of("    UMMA 10 + 1, 0, 0").find("UMMA N is 11; it must be even"),
+            std::string::npos);
+  EXPECT_NE(error_of("    UMMA 16, 0").find("missing operand 'stage' (UMMA N, column, stage)"),
+            std::string::npos);
+  EXPECT_NE(error_of("    UMMA 16, 0, 2").find("stage 2 is out of range"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace simfa::trace

@@ -175,8 +175,15 @@ TEST(PluginHost, SearchPathIsManifestThenEnvironmentThenBesideTheExecutable) {
 
 TEST(PluginHost, GoodPluginDescribesItself) {
   PluginHost host;
+  EXPECT_EQ(host.instructions().size(), static_cast<std::size_t>(kOpcodeCount));
   host.load_library(kGood);
   EXPECT_EQ(names(host), (std::vector<std::string>{"probe.counter", "scheduler.test_oldest"}));
+  // Its instruction follows Hopper's in the table.
+  const InstructionSpec* probe = host.instructions().find("PROBE");
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(static_cast<int>(host.instructions().opcode(*probe)), kOpcodeCount);
+  EXPECT_STREQ(probe->engine, "probe");
+  EXPECT_EQ(signature(*probe), "PROBE cycles");
 
   const CatalogEntry* counter = host.find("probe.counter");
   ASSERT_NE(counter, nullptr);

@@ -654,6 +654,22 @@ TEST(SmWarpGroup, TmaLoadsHoldTheirWarpGroupAndACompletedWaitCostsItsRoundTrip) 
   EXPECT_EQ(r.cta_exit(0), 206u);
 }
 
+TEST(SmWarpGroup, InstructionsOfAnotherEngineAreRejected) {
+  // A plugin's instruction for an engine sm.warpgroup is not wired to (issue 14: engines as
+  // sub-slots of [sm] are what runs it).
+  static constexpr InstructionSpec kUmma{.name = "UMMA", .engine = "umma"};
+  InstructionSet set;
+  Instruction umma;
+  umma.op = set.add(kUmma);
+  CtaProgram p = CtaBuilder(5).program();
+  p.warpgroups.push_back({{umma, Instruction::exit()}, 0});
+  EXPECT_EQ(sm_warpgroup::check_program(p, set, nullptr),
+            "CTA 5 WarpGroup 0 instruction 0 (UMMA): UMMA runs on an engine of kind 'umma', which "
+            "sm.warpgroup does not have");
+  EXPECT_EQ(sm_warpgroup::check_program(p, InstructionSet::hopper(), nullptr),
+            "CTA 5 WarpGroup 0 instruction 0 (?): unknown opcode");
+}
+
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {
   SmHarness h(HarnessConfig{}, workload_of({}), Stepping::kEvent);
   CtaBuilder cta(9);

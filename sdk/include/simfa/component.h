@@ -39,6 +39,7 @@ struct GpuConfig {
 enum class Stepping : std::uint8_t { kEvent, kReference };
 
 class Component;
+class InstructionSet;
 
 /// The components built for a component's sub-slots (Schema::slot), by path relative to it:
 /// "slice_map", or "l2.slice_map" for a grandchild. The kernel builds them first; the manifest
@@ -62,6 +63,9 @@ struct BuildContext {
   std::uint64_t seed;  ///< derived from (manifest seed, component path): use for the PRNG
   int sm_index;        ///< the SM for per-SM components, -1 for GPU-wide ones
   const SlotResolver* slots = nullptr;  ///< sub-slot components; null when the schema has none
+  /// The run's instruction table (simfa/instruction_set.h): Hopper's and the plugins'. Null:
+  /// Hopper's alone (InstructionSet::hopper()).
+  const InstructionSet* instructions = nullptr;
 };
 
 /// The sub-slot component at `path`, as the interface `T` of its kind.

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "simfa/component.h"
+#include "simfa/instruction_set.h"
 #include "simfa/params.h"
 
 namespace simfa {
@@ -21,7 +22,9 @@ namespace simfa {
 /// 7: MemoryPort::accepts_bursts and send_burst (lines booked ahead, docs/performance.md §10).
 /// 8: MemClient::prefetch_response (a response's host memory fetched ahead, docs/performance.md
 ///    §11).
-inline constexpr std::uint32_t kSdkAbiVersion = 8;
+/// 9: the instruction table (simfa/instruction_set.h): PluginDescriptor::instructions and
+///    BuildContext::instructions.
+inline constexpr std::uint32_t kSdkAbiVersion = 9;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
@@ -36,6 +39,9 @@ struct PluginDescriptor {
   const char* library;        ///< human-readable library name
   const ComponentInfo* components;
   std::size_t component_count;
+  /// The instructions the library adds to the instruction table (none: null and 0).
+  const InstructionSpec* instructions;
+  std::size_t instruction_count;
 };
 
 using PluginEntry = const PluginDescriptor*();
@@ -52,14 +58,28 @@ constexpr ComponentInfo component_info(const char* name, const char* version, co
 }  // namespace simfa
 
 /// Export a library's components: SIMFA_PLUGIN("simfa-core", info1, info2, ...).
-#define SIMFA_PLUGIN(LIBRARY_NAME, ...)                                        \
-  namespace {                                                                  \
-  const ::simfa::ComponentInfo simfa_plugin_components_[] = {__VA_ARGS__};     \
-  const ::simfa::PluginDescriptor simfa_plugin_descriptor_value_{              \
-      ::simfa::kSdkAbiVersion, LIBRARY_NAME, simfa_plugin_components_,         \
-      sizeof(simfa_plugin_components_) / sizeof(simfa_plugin_components_[0])}; \
-  const ::simfa::PluginDescriptor* simfa_plugin_entry_() {                     \
-    return &simfa_plugin_descriptor_value_;                                    \
-  }                                                                            \
-  }                                                                            \
+#define SIMFA_PLUGIN(LIBRARY_NAME, ...) \
+  SIMFA_PLUGIN_DESCRIPTOR_(LIBRARY_NAME, nullptr, 0, __VA_ARGS__)
+
+/// Export a library's components and the instructions it adds to the instruction table:
+/// SIMFA_PLUGIN_WITH_INSTRUCTIONS("my-engines", kInstructions, info1, ...), where kInstructions
+/// is an array of simfa::InstructionSpec at namespace scope (docs/plugin-authors.md).
+#define SIMFA_PLUGIN_WITH_INSTRUCTIONS(LIBRARY_NAME, INSTRUCTIONS, ...) \
+  SIMFA_PLUGIN_DESCRIPTOR_(LIBRARY_NAME, INSTRUCTIONS,                  \
+                           sizeof(INSTRUCTIONS) / sizeof((INSTRUCTIONS)[0]), __VA_ARGS__)
+
+#define SIMFA_PLUGIN_DESCRIPTOR_(LIBRARY_NAME, INSTRUCTIONS, INSTRUCTION_COUNT, ...) \
+  namespace {                                                                       \
+  const ::simfa::ComponentInfo simfa_plugin_components_[] = {__VA_ARGS__};          \
+  const ::simfa::PluginDescriptor simfa_plugin_descriptor_value_{                   \
+      ::simfa::kSdkAbiVersion,                                                      \
+      LIBRARY_NAME,                                                                 \
+      simfa_plugin_components_,                                                     \
+      sizeof(simfa_plugin_components_) / sizeof(simfa_plugin_components_[0]),       \
+      INSTRUCTIONS,                                                                 \
+      INSTRUCTION_COUNT};                                                           \
+  const ::simfa::PluginDescriptor* simfa_plugin_entry_() {                          \
+    return &simfa_plugin_descriptor_value_;                                         \
+  }                                                                                 \
+  }                                                                                 \
   BOOST_DLL_ALIAS(simfa_plugin_entry_, simfa_plugin_descriptor)

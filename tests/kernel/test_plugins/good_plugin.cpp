@@ -1,5 +1,6 @@
 // A valid test plugin with two components of different kinds, covering every parameter type,
-// a slot, every statistic kind, and factories that fail in each way the host converts.
+// a slot, every statistic kind, and factories that fail in each way the host converts; and an
+// instruction it adds to the instruction table.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -85,9 +86,14 @@ class OldestFirst final : public simfa::WarpSchedulerPolicy {
   simfa::Histogram& ready_;
 };
 
+// An instruction the library adds to the table, for an engine of kind "probe".
+constexpr simfa::OperandSpec kProbeOperands[] = {{.name = "cycles", .what = "PROBE cycles"}};
+constexpr simfa::InstructionSpec kInstructions[] = {
+    {.name = "PROBE", .engine = "probe", .operands = kProbeOperands}};
+
 }  // namespace
 
-SIMFA_PLUGIN("simfa-test-good",
+SIMFA_PLUGIN_WITH_INSTRUCTIONS("simfa-test-good", kInstructions,
              simfa::component_info<TickCounter>("probe.counter", "1.0.0",
                                                 "Counts the ticks of a periodic event."),
              simfa::component_info<OldestFirst>("scheduler.test_oldest", "0.2.1",
