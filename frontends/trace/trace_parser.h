@@ -17,8 +17,9 @@ struct Define {
   std::int64_t value = 0;
 };
 
-/// Parses a trace written with `instructions`; `file` names it in messages. Throws InputError listing every error found (at
-/// most 20), one "file:line:col: error: ..." per line, with the first one's position in where().
+/// Parses a trace written with `instructions`; `file` names it in messages. Throws InputError
+/// listing every error found (at most 20), one "file:line:col: error: ..." per line, with the
+/// first one's position in where().
 TraceProgram parse_trace(std::string_view source, const std::string& file,
                          const std::vector<Define>& defines = {},
                          const InstructionSet& instructions = InstructionSet::hopper());

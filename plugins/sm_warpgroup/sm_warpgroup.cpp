@@ -268,7 +268,8 @@ bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const 
 }
 
 void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
-  if (std::string bad = check_program(*program, *instructions_, tensor_maps_); !bad.empty()) throw InputError(bad);
+  if (std::string bad = check_program(*program, *instructions_, tensor_maps_); !bad.empty())
+    throw InputError(bad);
   if (!can_accept(*program)) throw Error("internal: accept() of a CTA that does not fit");
 
   std::uint32_t c = 0;
@@ -791,7 +792,8 @@ void WarpGroupSm::report_blocked(std::vector<BlockedThread>& out) const {
     if (w.wait == kNotWaiting) continue;  // runnable, in a BUBBLE, or exited
     const CtaProgram& program = *ctas_[w.cta].program;
     out.push_back({sm_, program.cta_id, static_cast<int>(w.index), w.wait_pc,
-                   instruction_text(w.code[w.wait_pc], program, *instructions_, tensor_maps_), waiting_for(w)});
+                   instruction_text(w.code[w.wait_pc], program, *instructions_, tensor_maps_),
+                   waiting_for(w)});
   }
 }
 
