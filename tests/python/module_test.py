@@ -94,7 +94,7 @@ def case_gil(simfa, binary, tmp):
     try:
         # A GEMM long enough to tell (0.3 s), whatever the build's speed (a sanitized one is 20x
         # slower): M doubles until a run takes that long.
-        for m in (512, 1024, 2048, 4096):
+        for m in (512, 1024, 2048, 4096, 8192, 16384):
             state["gap"] = 0.0
             start = time.perf_counter()
             simfa.run(H800, f"gemm:m={m},n=512,k=1024")
