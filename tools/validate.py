@@ -174,8 +174,10 @@ class Sim:
 
 
 class Simulator:
-    def __init__(self, simfa, manifest, jobs, cache=None):
+    def __init__(self, simfa, manifest, jobs, cache=None, workload_keys=()):
         self.simfa, self.manifest, self.jobs = simfa, manifest, jobs
+        # (frontend, "k=v,...") pairs: keys appended to every `frontend:` spec (--workload-keys)
+        self.workload_keys = tuple(workload_keys)
         self.cache = Path(cache) if cache else None
         self._identity = None
         self.tmp = tempfile.TemporaryDirectory(prefix="simfa_validate_")
@@ -204,11 +206,19 @@ class Simulator:
             self._identity = h.hexdigest()
         return self._identity
 
+    def workload_of(self, sim):
+        """The point's workload with the --workload-keys of its frontend appended."""
+        w = sim.workload
+        for frontend, keys in self.workload_keys:
+            if w.startswith(frontend + ":"):
+                w += ("" if w.endswith(":") else ",") + keys
+        return w
+
     def cache_file(self, sim):
         import hashlib
         mode = "" if sim.command == "run" else f"\0{sim.command}"
         sets = "".join(f"\0{kv}" for kv in sim.sets)
-        key = hashlib.sha256(f"{self.identity()}\0{sim.workload}\0{sim.clock_mhz}{mode}{sets}".encode()).hexdigest()
+        key = hashlib.sha256(f"{self.identity()}\0{self.workload_of(sim)}\0{sim.clock_mhz}{mode}{sets}".encode()).hexdigest()
         return self.cache / f"{key[:32]}.json"
 
     def run_one(self, sim):
@@ -232,7 +242,7 @@ class Simulator:
         if sim.command == "analyze":
             return self.analyze(sim)
         stats = Path(self.tmp.name) / f"{n}.json"
-        workload = sim.workload
+        workload = self.workload_of(sim)
         if workload.startswith("[workload]"):
             wfile = Path(self.tmp.name) / f"{n}.toml"
             wfile.write_text(workload)
@@ -1606,6 +1616,10 @@ def parse_args(argv):
                    help="leave out the points whose simulations are estimated to take longer than this "
                         "(a quick look at a large suite; the thresholds still apply, to the rest)")
     p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
+    p.add_argument("--workload-keys", action="append", default=[], metavar="FRONTEND:K=V[,K=V...]",
+                   help="append these keys to every `FRONTEND:` workload a point simulates (simfa run, "
+                        "not analyze), e.g. fa3:exp_step_per_cycle=10.58, to validate a frontend "
+                        "option without changing its default (repeatable)")
     p.add_argument("--progress", action="store_true", default=None,
                    help="a line per finished simulation on stderr (default: when stderr is a terminal)")
     return p.parse_args(argv)
@@ -1636,7 +1650,15 @@ def main(argv):
     thresholds = load_thresholds(args.thresholds)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
 
-    simulator = Simulator(os.path.abspath(simfa), os.path.abspath(args.manifest), args.jobs, args.cache)
+    workload_keys = []
+    for wk in args.workload_keys:
+        frontend, sep, keys = wk.partition(":")
+        if not sep or not re.fullmatch(r"[a-z0-9_]+", frontend) or not re.fullmatch(r"[^,=]+=[^,]*(,[^,=]+=[^,]*)*", keys):
+            raise ValidationError(f"--workload-keys {wk}: expected FRONTEND:KEY=VALUE[,KEY=VALUE...] "
+                                  "(e.g. fa3:exp_step_per_cycle=10.58)")
+        workload_keys.append((frontend, keys))
+    simulator = Simulator(os.path.abspath(simfa), os.path.abspath(args.manifest), args.jobs, args.cache,
+                          workload_keys)
     routes = tuple(r.strip() for r in args.routes.split(",") if r.strip())
     for r in routes:
         if r not in ("static", "gemm", "trace"):
