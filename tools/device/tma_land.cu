@@ -35,7 +35,7 @@ constexpr int kMaxBoxes = 8;
 constexpr int kMaxCtas = 132;
 constexpr int kSlotsPerCta = kMaxBoxes + 4;  // land per box; start/end cycles, start/end ns
 
-enum Placement { kCols, kSpread, kBands };
+enum Placement { kPlaceCols, kPlaceSpread, kPlaceBands };
 const char* const kPlacements[] = {"cols", "spread", "bands"};
 
 static __device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {
@@ -63,8 +63,8 @@ __global__ void burst(const __grid_constant__ CUtensorMap map, int placement, in
   for (int k = 0; k < boxes; k++) {
     const uint32_t bar = smem_u32(&bars[k]);
     mbar_expect_tx(bar, kBoxBytes);
-    const int col = placement == kCols ? k : placement == kSpread ? (9 * k) % 64 : 0;
-    const int band = placement == kBands ? (int)blockIdx.x + ctas * k : (int)blockIdx.x;
+    const int col = placement == kPlaceCols ? k : placement == kPlaceSpread ? (9 * k) % 64 : 0;
+    const int band = placement == kPlaceBands ? (int)blockIdx.x + ctas * k : (int)blockIdx.x;
     tma2d_g2s(smem_u32(smem + (size_t)k * kBoxBytes), &map, col * 64, band * 128, bar);
   }
   uint32_t pending = (1u << boxes) - 1;
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   fprintf(f, "placement,ctas,boxes,box,land_med,land_p10,land_p90,sm_mhz\n");
-  for (int placement : {kCols, kSpread, kBands})
+  for (int placement : {kPlaceCols, kPlaceSpread, kPlaceBands})
     for (int ctas : {1, 8, 33, 66, 132})
       for (int boxes : {1, 2, 4, 8}) {
         std::vector<std::vector<double>> land(boxes);
