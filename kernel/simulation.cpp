@@ -120,7 +120,7 @@ std::unique_ptr<Component> Simulation::build(const ComponentConfig& config, cons
   }
   BuildContext context{config.params,
                        events_,
-                       StatsScope(stats_, path),
+                       StatsScope(stats_, path, &config.entry->schema),
                        manifest_.gpu,
                        component_seed(manifest_.seed, path),
                        sm_index,

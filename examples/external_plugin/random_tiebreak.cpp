@@ -29,9 +29,8 @@ class RandomTiebreak final : public simfa::WarpSchedulerPolicy {
   explicit RandomTiebreak(const simfa::BuildContext& c)
       : window_(static_cast<std::size_t>(c.params.integer("window"))),
         rng_(c.seed),  // seeded per component by simfa: runs are reproducible
-        picks_(c.stats.counter("picks", "picks", "Scheduling decisions.")),
-        younger_picks_(c.stats.counter("younger_picks", "picks",
-                                       "Decisions that passed over the oldest ready WarpGroup.")) {}
+        picks_(c.stats.counter("picks")),  // unit and doc: as describe() declares them
+        younger_picks_(c.stats.counter("younger_picks")) {}
 
   std::size_t pick(std::span<const simfa::IssueCandidate> ready) override {
     order_.resize(ready.size());

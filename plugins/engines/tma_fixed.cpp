@@ -15,9 +15,6 @@ constexpr double kH800SmCount = 132;
 constexpr double kH800ClockHz = 1.83e9;
 constexpr double kDefaultBytesPerCycle = kH800DramBytesPerSecond / kH800SmCount / kH800ClockHz;
 
-const char* const kOpsDoc = "TMA operations issued";
-const char* const kBytesDoc = "bytes delivered by TMA operations";
-const char* const kBusyDoc = "cycles with at least one TMA operation in flight";
 }  // namespace
 
 void TmaFixed::describe(Schema& schema) {
@@ -28,18 +25,19 @@ void TmaFixed::describe(Schema& schema) {
       .range(1e-3, 1e6)
       .doc("per-SM transfer bandwidth; ops transfer one after another in issue order. Level 0 "
            "charges no memory round trip: fold one into launch_latency if wanted");
-  schema.stat("ops", StatKind::kCounter, "ops", kOpsDoc);
-  schema.stat("bytes", StatKind::kCounter, "bytes", kBytesDoc);
-  schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
+  schema.stat("ops", StatKind::kCounter, "ops", "TMA operations issued");
+  schema.stat("bytes", StatKind::kCounter, "bytes", "bytes delivered by TMA operations");
+  schema.stat("busy_cycles", StatKind::kCounter, "cycles",
+              "cycles with at least one TMA operation in flight");
 }
 
 TmaFixed::TmaFixed(const BuildContext& context)
     : events_(context.events),
       setup_(context.params),
       bytes_per_cycle_(context.params.real("bytes_per_cycle")),
-      ops_(context.stats.counter("ops", "ops", kOpsDoc)),
-      bytes_(context.stats.counter("bytes", "bytes", kBytesDoc)),
-      busy_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)) {}
+      ops_(context.stats.counter("ops")),
+      bytes_(context.stats.counter("bytes")),
+      busy_(context.stats.counter("busy_cycles")) {}
 
 void TmaFixed::connect(MemoryPort& /*memory*/, TmaClient& client) { client_ = &client; }
 

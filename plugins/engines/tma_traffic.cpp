@@ -16,14 +16,6 @@ namespace {
 // requested sector by sector, as an uncoalesced copy would be.
 constexpr std::uint32_t kSectorBytes = 32;
 
-const char* const kOpsDoc = "TMA operations issued";
-const char* const kLinesDoc =
-    "line requests sent (32-byte sector requests of every row when dedup = false)";
-const char* const kBytesDoc = "bytes delivered by TMA operations (box bytes, or bulk size)";
-const char* const kBusyDoc = "cycles with at least one TMA operation in flight";
-const char* const kSavedDoc = "line requests removed by per-op deduplication";
-const char* const kEdgeDoc =
-    "line requests for box rows past the tensor's edge (edge_rows = requested)";
 
 // Where the requests for a box's rows past the tensor's edge go (edge_rows = requested): lines
 // of an address range no workload maps, so that they stay apart from every tensor's lines.
@@ -79,12 +71,17 @@ void TmaTraffic::describe(Schema& schema) {
       .doc("when a TMA store is reported complete: acked, when the memory system has answered "
            "all its lines; sent, the cycle after its last line left the engine (the data is out "
            "of shared memory: what cp.async.bulk.wait_group.read, Triton's store wait, waits for)");
-  schema.stat("ops", StatKind::kCounter, "ops", kOpsDoc);
-  schema.stat("lines", StatKind::kCounter, "requests", kLinesDoc);
-  schema.stat("bytes", StatKind::kCounter, "bytes", kBytesDoc);
-  schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
-  schema.stat("dedup_saved_lines", StatKind::kCounter, "requests", kSavedDoc);
-  schema.stat("edge_lines", StatKind::kCounter, "requests", kEdgeDoc);
+  schema.stat("ops", StatKind::kCounter, "ops", "TMA operations issued");
+  schema.stat("lines", StatKind::kCounter, "requests",
+              "line requests sent (32-byte sector requests of every row when dedup = false)");
+  schema.stat("bytes", StatKind::kCounter, "bytes",
+              "bytes delivered by TMA operations (box bytes, or bulk size)");
+  schema.stat("busy_cycles", StatKind::kCounter, "cycles",
+              "cycles with at least one TMA operation in flight");
+  schema.stat("dedup_saved_lines", StatKind::kCounter, "requests",
+              "line requests removed by per-op deduplication");
+  schema.stat("edge_lines", StatKind::kCounter, "requests",
+              "line requests for box rows past the tensor's edge (edge_rows = requested)");
 }
 
 TmaTraffic::TmaTraffic(const BuildContext& context)
@@ -97,12 +94,12 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
       edge_rows_requested_(context.params.string("edge_rows") == "requested"),
       edge_line_count_(static_cast<std::uint32_t>(context.params.integer("edge_lines"))),
       sm_(static_cast<std::uint16_t>(std::max(context.sm_index, 0))),
-      op_count_(context.stats.counter("ops", "ops", kOpsDoc)),
-      line_count_(context.stats.counter("lines", "requests", kLinesDoc)),
-      bytes_(context.stats.counter("bytes", "bytes", kBytesDoc)),
-      dedup_saved_(context.stats.counter("dedup_saved_lines", "requests", kSavedDoc)),
-      edge_requests_(context.stats.counter("edge_lines", "requests", kEdgeDoc)),
-      busy_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)) {
+      op_count_(context.stats.counter("ops")),
+      line_count_(context.stats.counter("lines")),
+      bytes_(context.stats.counter("bytes")),
+      dedup_saved_(context.stats.counter("dedup_saved_lines")),
+      edge_requests_(context.stats.counter("edge_lines")),
+      busy_(context.stats.counter("busy_cycles")) {
   const std::int64_t line = context.params.size_bytes("line_bytes");
   if (line % kSectorBytes != 0)
     context.params.fail("line_bytes", "line_bytes = " + std::to_string(line) +
@@ -168,9 +165,10 @@ void TmaTraffic::deduplicate() {
     for (std::size_t i = 0; i < requests_.size(); ++i)
       dedup_scratch_.emplace_back(requests_[i], static_cast<std::uint32_t>(i));
     std::sort(dedup_scratch_.begin(), dedup_scratch_.end());
-    dedup_scratch_.erase(std::unique(dedup_scratch_.begin(), dedup_scratch_.end(),
-                                     [](const auto& a, const auto& b) { return a.first == b.first; }),
-                         dedup_scratch_.end());
+    dedup_scratch_.erase(
+        std::unique(dedup_scratch_.begin(), dedup_scratch_.end(),
+                    [](const auto& a, const auto& b) { return a.first == b.first; }),
+        dedup_scratch_.end());
     std::sort(dedup_scratch_.begin(), dedup_scratch_.end(),
               [](const auto& a, const auto& b) { return a.second < b.second; });
     requests_.clear();

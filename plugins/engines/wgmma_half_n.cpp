@@ -32,12 +32,6 @@ double table_cycles(double n) {
   return a.cycles + (n - a.n) * (b.cycles - a.cycles) / (b.n - a.n);
 }
 
-const char* const kIssuedDoc = "WGMMA instructions issued";
-const char* const kBusyDoc = "cycles the tensor-core pipeline is occupied";
-const char* const kFlopsDoc = "floating-point operations issued (2 M N K per WGMMA)";
-const char* const kFp32DelayDoc =
-    "cycles the pipeline took beyond the law because FP32 work held the register file "
-    "(fp32_share)";
 constexpr double kTimeEpsilon = 1e-9;
 
 Cycle end_cycle(double t) {
@@ -173,10 +167,14 @@ void WgmmaHalfN::describe(Schema& schema) {
       .doc(
           "the FP32 load up to which the pipeline keeps its full rate; -1: 1 - fp32_share (a "
           "WGMMA at its full rate holds fp32_share of the pipe, FP32 work served first)");
-  schema.stat("wgmma_issued", StatKind::kCounter, "instructions", kIssuedDoc);
-  schema.stat("busy_cycles", StatKind::kCounter, "cycles", kBusyDoc);
-  schema.stat("flops", StatKind::kCounter, "FLOP", kFlopsDoc);
-  schema.stat("fp32_delay_cycles", StatKind::kCounter, "cycles", kFp32DelayDoc);
+  schema.stat("wgmma_issued", StatKind::kCounter, "instructions", "WGMMA instructions issued");
+  schema.stat("busy_cycles", StatKind::kCounter, "cycles",
+              "cycles the tensor-core pipeline is occupied");
+  schema.stat("flops", StatKind::kCounter, "FLOP",
+              "floating-point operations issued (2 M N K per WGMMA)");
+  schema.stat("fp32_delay_cycles", StatKind::kCounter, "cycles",
+              "cycles the pipeline took beyond the law because FP32 work held the register file "
+              "(fp32_share)");
 }
 
 WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
@@ -189,10 +187,10 @@ WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
       issue_interval_(static_cast<Cycle>(context.params.integer("issue_interval"))),
       completion_latency_(static_cast<Cycle>(context.params.integer("completion_latency"))),
       coupling_(context.params.real("fp32_share"), context.params.real("fp32_onset")),
-      issued_(context.stats.counter("wgmma_issued", "instructions", kIssuedDoc)),
-      busy_cycles_(context.stats.counter("busy_cycles", "cycles", kBusyDoc)),
-      flops_(context.stats.counter("flops", "FLOP", kFlopsDoc)),
-      fp32_delay_cycles_(context.stats.counter("fp32_delay_cycles", "cycles", kFp32DelayDoc)) {}
+      issued_(context.stats.counter("wgmma_issued")),
+      busy_cycles_(context.stats.counter("busy_cycles")),
+      flops_(context.stats.counter("flops")),
+      fp32_delay_cycles_(context.stats.counter("fp32_delay_cycles")) {}
 
 void WgmmaHalfN::connect(TensorCoreClient& client) { client_ = &client; }
 

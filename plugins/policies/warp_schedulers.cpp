@@ -14,8 +14,7 @@ std::size_t oldest(std::span<const IssueCandidate> ready) {
 }  // namespace
 
 LastPick::LastPick(const StatsScope& stats)
-    : switches_(stats.counter("switches", "picks",
-                              "picks of another WarpGroup than the one picked before")) {}
+    : switches_(stats.counter("switches")) {}
 
 void LastPick::declare_stats(Schema& schema) {
   schema.stat("switches", StatKind::kCounter, "picks",

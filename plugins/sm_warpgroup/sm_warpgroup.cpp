@@ -21,19 +21,6 @@ constexpr const char* kWaitStatDoc[] = {
     "WarpGroup-cycles blocked in BAR_WAIT (named barrier incomplete)",
     "WarpGroup-cycles blocked on a WGMMA the full tensor-core buffer refused"};
 
-const char* const kIssuedDoc = "instructions issued";
-const char* const kBubbleDoc = "WarpGroup-cycles charged by BUBBLE instructions";
-const char* const kCtasDoc = "CTAs retired on this SM";
-const char* const kActiveDoc = "cycles with at least one resident CTA";
-const char* const kIdleDoc = "cycles with a resident CTA in which nothing issued";
-// With the engine's tma.bytes (counted at issue) it gives the TMA bytes in flight over time.
-const char* const kTmaCompletedDoc =
-    "bytes of TMA operations the engine reported complete (loads landed, stores sent)";
-
-const char* const kStoreDrainDoc =
-    "CTA-cycles from a CTA's last EXIT to the completion of its TMA stores, when it waits for "
-    "them (exit_waits_for_stores)";
-
 // "issued.tma_load" for TMA_LOAD.
 std::string issued_stat(const InstructionSpec& spec) {
   std::string name = spec.name;
@@ -169,17 +156,25 @@ void WarpGroupSm::describe(Schema& schema) {
              " while the tensor core executes WGMMAs of any WarpGroup (1: unaffected; "
              "docs/core-model.md)");
   }
-  schema.stat("issued_instructions", StatKind::kCounter, "instructions", kIssuedDoc);
+  schema.stat("issued_instructions", StatKind::kCounter, "instructions", "instructions issued");
   for (const InstructionSpec& spec : InstructionSet::hopper().specs())
     schema.stat(issued_stat(spec), StatKind::kCounter, "instructions", issued_doc(spec));
   for (int w = 0; w < kWaitCount; ++w)
     schema.stat(kWaitStat[w], StatKind::kCounter, "cycles", kWaitStatDoc[w]);
-  schema.stat("bubble_cycles", StatKind::kCounter, "cycles", kBubbleDoc);
-  schema.stat("ctas_completed", StatKind::kCounter, "CTAs", kCtasDoc);
-  schema.stat("active_cycles", StatKind::kCounter, "cycles", kActiveDoc);
-  schema.stat("issue_idle_cycles", StatKind::kCounter, "cycles", kIdleDoc);
-  schema.stat("tma_completed_bytes", StatKind::kCounter, "bytes", kTmaCompletedDoc);
-  schema.stat("store_drain_cycles", StatKind::kCounter, "cycles", kStoreDrainDoc);
+  schema.stat("bubble_cycles", StatKind::kCounter, "cycles",
+              "WarpGroup-cycles charged by BUBBLE instructions");
+  schema.stat("ctas_completed", StatKind::kCounter, "CTAs", "CTAs retired on this SM");
+  schema.stat("active_cycles", StatKind::kCounter, "cycles",
+              "cycles with at least one resident CTA");
+  schema.stat("issue_idle_cycles", StatKind::kCounter, "cycles",
+              "cycles with a resident CTA in which nothing issued");
+  // With the engine's tma.bytes (counted at issue) it gives the TMA bytes in flight over time.
+  schema.stat("tma_completed_bytes", StatKind::kCounter, "bytes",
+              "bytes of TMA operations the engine reported complete (loads landed, stores sent)");
+  schema.stat(
+      "store_drain_cycles", StatKind::kCounter, "cycles",
+      "CTA-cycles from a CTA's last EXIT to the completion of its TMA stores, when it waits for "
+      "them (exit_waits_for_stores)");
   schema.stat("issue_utilization", StatKind::kFormula, "instructions/cycle",
               "issued_instructions / active_cycles");
 }
@@ -199,28 +194,25 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       mb_wait_cycles_(static_cast<Cycle>(context.params.integer("mb_wait_cycles"))),
       ctas_(static_cast<std::size_t>(max_ctas_)),
       warpgroups_(max_warpgroups_),
-      issued_(context.stats.counter("issued_instructions", "instructions", kIssuedDoc)),
-      bubble_cycles_(context.stats.counter("bubble_cycles", "cycles", kBubbleDoc)),
-      ctas_completed_(context.stats.counter("ctas_completed", "CTAs", kCtasDoc)),
-      active_cycles_(context.stats.counter("active_cycles", "cycles", kActiveDoc)),
-      issue_idle_cycles_(context.stats.counter("issue_idle_cycles", "cycles", kIdleDoc)),
-      tma_completed_bytes_(context.stats.counter("tma_completed_bytes", "bytes", kTmaCompletedDoc)),
-      store_drain_cycles_(context.stats.counter("store_drain_cycles", "cycles", kStoreDrainDoc)) {
+      issued_(context.stats.counter("issued_instructions")),
+      bubble_cycles_(context.stats.counter("bubble_cycles")),
+      ctas_completed_(context.stats.counter("ctas_completed")),
+      active_cycles_(context.stats.counter("active_cycles")),
+      issue_idle_cycles_(context.stats.counter("issue_idle_cycles")),
+      tma_completed_bytes_(context.stats.counter("tma_completed_bytes")),
+      store_drain_cycles_(context.stats.counter("store_drain_cycles")) {
   for (int p = 0; p < kPipeCount; ++p) {
     lanes_[p] = context.params.real(kPipes[p].lanes_key);
     beside_rate_[p] = kPipes[p].beside_key ? context.params.real(kPipes[p].beside_key) : 1.0;
     slows_beside_wgmma_ = slows_beside_wgmma_ || beside_rate_[p] < 1;
-    pipe_busy_[p] = &context.stats.counter(
-        kPipes[p].busy_stat, "cycles",
-        std::string("cycles the SM's pipe for ") + kPipes[p].doc + " is reserved");
+    pipe_busy_[p] = &context.stats.counter(kPipes[p].busy_stat);
   }
   for (const InstructionSpec& spec : instructions_->specs())
     issued_by_op_.push_back(
         &context.stats.counter(issued_stat(spec), "instructions", issued_doc(spec)));
   for (int w = 0; w < kWaitCount; ++w)
-    stall_[w] = &context.stats.counter(kWaitStat[w], "cycles", kWaitStatDoc[w]);
-  context.stats.formula("issue_utilization", "instructions/cycle",
-                        "issued_instructions / active_cycles",
+    stall_[w] = &context.stats.counter(kWaitStat[w]);
+  context.stats.formula("issue_utilization",
                         Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
   candidates_.reserve(max_warpgroups_);
   fp32_loads_.resize(max_warpgroups_);

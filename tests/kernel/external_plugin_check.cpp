@@ -53,8 +53,9 @@ TEST(ExternalPlugin, LoadsFromThePluginPathAndWorks) {
   UnusedEventQueue events;
   StatsRegistryImpl stats;
   GpuConfig gpu;
-  const auto component =
-      host.create(*entry, BuildContext{params, events, StatsScope(stats, "scheduler"), gpu, 1, 0});
+  // The component's own scope, with its schema: the example binds its statistics by name.
+  const StatsScope scope(stats, "scheduler", &entry->schema);
+  const auto component = host.create(*entry, BuildContext{params, events, scope, gpu, 1, 0});
   auto* policy = dynamic_cast<WarpSchedulerPolicy*>(component.get());
   ASSERT_NE(policy, nullptr);
   const IssueCandidate ready[] = {{0, 8}, {1, 2}, {2, 5}};

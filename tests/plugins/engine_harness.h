@@ -76,12 +76,15 @@ class Bench {
   std::unique_ptr<T> make(const ParamOverrides& overrides = {}, int sm = 0,
                           const std::string& prefix = "c") {
     params_.push_back(resolve_params<T>(overrides));
-    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, 1, sm};
+    T::describe(schemas_.emplace_back());
+    const BuildContext context{
+        params_.back(), events, StatsScope(stats, prefix, &schemas_.back()), gpu, 1, sm};
     return std::make_unique<T>(context);
   }
 
  private:
   std::deque<Params> params_;  // BuildContext::params must outlive the component
+  std::deque<Schema> schemas_;  // so must its statistics' declarations
 };
 
 /// The statistics `T` declares, prefixed as Bench::make registers them.

@@ -250,15 +250,16 @@ template <typename Base>
 struct Slot {
   std::function<std::unique_ptr<Base>(const BuildContext&)> make;
   std::vector<Params::Entry> params;
+  std::shared_ptr<const Schema> schema;  ///< the component's: its statistics bind by name
 };
 
 /// A slot for the real plugin class `T`: its schema's defaults, then `overrides`.
 template <typename Base, typename T>
 Slot<Base> plugin_slot(const std::vector<std::pair<std::string, ParamValue>>& overrides = {}) {
-  Schema schema;
-  T::describe(schema);
+  auto schema = std::make_shared<Schema>();
+  T::describe(*schema);
   std::vector<Params::Entry> params;
-  for (const ParamSpec& spec : schema.params())
+  for (const ParamSpec& spec : schema->params())
     if (spec.default_value) params.push_back({spec.name, *spec.default_value, {}});
   for (const auto& [name, value] : overrides) {
     auto it = std::find_if(params.begin(), params.end(), [&](auto& e) { return e.name == name; });
@@ -266,7 +267,7 @@ Slot<Base> plugin_slot(const std::vector<std::pair<std::string, ParamValue>>& ov
     it->value = value;
   }
   return {[](const BuildContext& c) -> std::unique_ptr<Base> { return std::make_unique<T>(c); },
-          std::move(params)};
+          std::move(params), std::move(schema)};
 }
 
 struct HarnessConfig {
@@ -420,7 +421,7 @@ class SmHarness final : private CtaHost {
                               Fallback fallback) {
     if (!slot.make) return fallback();
     params_.emplace_back(path, SourceLocation{"harness", 0, 0}, slot.params);
-    const BuildContext context{params_.back(), events_, StatsScope(stats_, path),
+    const BuildContext context{params_.back(), events_, StatsScope(stats_, path, slot.schema.get()),
                                config_.gpu,    1,       sm};
     return slot.make(context);
   }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "simfa/ring_queue.h"
 #include "simfa/slot_pool.h"
 #include "simfa/spelling.h"
+#include "simfa/stats.h"
 #include "simfa/tensor_map.h"
 
 namespace simfa {
@@ -171,6 +173,49 @@ TEST(WarpGroup, IsFourWarpsOf32Threads) {
   static_assert(kThreadsPerWarp == 32);
   static_assert(kThreadsPerWarpGroup == 128);
   static_assert(kNamedBarriers == 16);  // bar.sync ids 0..15
+}
+
+// A registry that keeps what each statistic was declared with.
+class RecordingStats final : public StatsRegistry {
+ public:
+  Counter& counter(const std::string& path, std::string_view unit, std::string_view doc) override {
+    declared.push_back(path + " [" + std::string(unit) + "] " + std::string(doc));
+    return counters_.emplace_back();
+  }
+  Histogram& histogram(const std::string& path, std::string_view unit, std::string_view doc,
+                       std::uint64_t width, std::size_t count) override {
+    declared.push_back(path + " [" + std::string(unit) + "] " + std::string(doc));
+    return histograms_.emplace_back(width, count);
+  }
+  void formula(const std::string& path, std::string_view unit, std::string_view doc,
+               Formula f) override {
+    declared.push_back(path + " [" + std::string(unit) + "] " + std::string(doc) + " = " +
+                       f.numerator.at(0) + " / " + f.denominator.at(0));
+  }
+  std::vector<std::string> declared;
+
+ private:
+  std::deque<Counter> counters_;
+  std::deque<Histogram> histograms_;
+};
+
+TEST(StatsScope, BindsWhatTheSchemaDeclaresByName) {
+  Schema schema;
+  schema.stat("hits", StatKind::kCounter, "requests", "lines found");
+  schema.stat("latency", StatKind::kHistogram, "cycles", "request latency");
+  schema.stat("hit_rate", StatKind::kFormula, "fraction", "hits / requests");
+  RecordingStats stats;
+  const StatsScope scope(stats, "l2", &schema);
+  scope.counter("hits").add(2);
+  scope.histogram("latency", 10, 4).sample(25);
+  scope.formula("hit_rate", Formula{{"hits"}, {"requests"}, 1.0});
+  EXPECT_EQ(stats.declared, (std::vector<std::string>{
+                                "l2.hits [requests] lines found",
+                                "l2.latency [cycles] request latency",
+                                "l2.hit_rate [fraction] hits / requests = l2.hits / l2.requests"}));
+  EXPECT_THROW(scope.counter("misses"), Error);     // not declared
+  EXPECT_THROW(scope.counter("latency"), Error);    // declared as another kind
+  EXPECT_THROW(StatsScope(stats, "x").counter("hits"), Error);  // no schema to read
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ namespace simfa {
 ///    §11).
 /// 9: the instruction table (simfa/instruction_set.h): PluginDescriptor::instructions and
 ///    BuildContext::instructions.
-inline constexpr std::uint32_t kSdkAbiVersion = 9;
+/// 10: StatsScope knows its component's schema: statistics bound by name (item 5 of issue 14).
+inline constexpr std::uint32_t kSdkAbiVersion = 10;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "simfa/error.h"
+#include "simfa/params.h"
 #include "simfa/types.h"
 
 namespace simfa {
@@ -72,11 +74,30 @@ class SIMFA_API StatsRegistry {
   ~StatsRegistry() = default;
 };
 
-/// A registry seen from one component: names are prefixed with the component's path.
+/// A registry seen from one component: names are prefixed with the component's path. A
+/// component's own scope knows its schema, so a statistic it declared in describe() is bound by
+/// name alone: its unit and doc are written once, in the declaration.
 class StatsScope {
  public:
-  StatsScope(StatsRegistry& registry, std::string prefix)
-      : registry_(&registry), prefix_(std::move(prefix)) {}
+  StatsScope(StatsRegistry& registry, std::string prefix, const Schema* schema = nullptr)
+      : registry_(&registry), prefix_(std::move(prefix)), schema_(schema) {}
+
+  /// The counter the schema declares as `name`. Throws simfa::Error when it declares none.
+  Counter& counter(std::string_view name) const {
+    const StatSpec& s = declared(name, StatKind::kCounter);
+    return registry_->counter(full(name), s.unit, s.doc);
+  }
+  /// The histogram the schema declares as `name`, with its buckets.
+  Histogram& histogram(std::string_view name, std::uint64_t bucket_width,
+                       std::size_t bucket_count) const {
+    const StatSpec& s = declared(name, StatKind::kHistogram);
+    return registry_->histogram(full(name), s.unit, s.doc, bucket_width, bucket_count);
+  }
+  /// The formula the schema declares as `name`, computed as `f` says.
+  void formula(std::string_view name, Formula f) const {
+    const StatSpec& s = declared(name, StatKind::kFormula);
+    formula(name, s.unit, s.doc, std::move(f));
+  }
 
   Counter& counter(std::string_view name, std::string_view unit, std::string_view doc) const {
     return registry_->counter(full(name), unit, doc);
@@ -90,7 +111,8 @@ class StatsScope {
     for (auto& d : f.denominator) d = full(d);
     registry_->formula(full(name), unit, doc, std::move(f));
   }
-  /// A nested scope: child("slice[3]") of "l2" names "l2.slice[3].*".
+  /// A nested scope: child("slice[3]") of "l2" names "l2.slice[3].*". It binds statistics with
+  /// their unit and doc given (the schema's names are relative to the component).
   StatsScope child(std::string_view name) const { return StatsScope(*registry_, full(name)); }
   const std::string& prefix() const { return prefix_; }
 
@@ -98,8 +120,17 @@ class StatsScope {
   std::string full(std::string_view name) const {
     return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name);
   }
+  const StatSpec& declared(std::string_view name, StatKind kind) const {
+    if (schema_)
+      for (const StatSpec& s : schema_->stats())
+        if (s.name == name && s.kind == kind) return s;
+    throw Error("internal: statistic '" + full(name) + "' is bound by name but its component's " +
+                "schema declares no " + simfa::to_string(kind) + " of that name");
+  }
+
   StatsRegistry* registry_;
   std::string prefix_;
+  const Schema* schema_;  ///< the component's; null: statistics are bound with unit and doc
 };
 
 }  // namespace simfa
