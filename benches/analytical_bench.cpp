@@ -26,13 +26,10 @@ AnalyticalGpu h800() {
 /// configs/h200.toml's [gpu]: with its shared memory an SM holds two 128x128 or 64x128 GEMM CTAs,
 /// so the GEMM model takes its drift path (the escape rate's DRAM load, one exp a wave).
 AnalyticalGpu h200() {
-  AnalyticalGpu gpu;
-  gpu.sm_count = 132;
+  AnalyticalGpu gpu = h800();
   gpu.clock_mhz = 1980;
   gpu.l2_bytes = 60.0 * 1024 * 1024;
-  gpu.l2_partitions = 2;
   gpu.dram_bandwidth = 4.8e12;
-  gpu.mma_flops_per_cycle_per_sm = 4096;
   gpu.smem_per_sm = 228.0 * 1024;
   return gpu;
 }
