@@ -289,10 +289,37 @@ struct Chain {
   std::vector<fs::path> identities;
 };
 
+// The old spelling (kOldSmEngineTables): a file's top-level [tma] is its [sm.tma], and so on.
+// Each file is moved before it merges with the file it extends, so a derived file may use
+// either spelling over a base written in the other. The moved table keeps its source location.
+void move_old_engine_tables(DocTable& layer, Diagnostics& diagnostics) {
+  for (std::string_view name : kOldSmEngineTables) {
+    const DocTable* old = find_table(layer, name);
+    if (!old) continue;
+    DocTable moved = *old;
+    erase_table(layer, name);
+    DocTable* sm = find_table(layer, "sm");
+    if (!sm) {
+      layer.tables.push_back(DocTable{"sm", moved.where, {}, {}});
+      sm = &layer.tables.back();
+    }
+    if (const DocTable* both = sm->table(name)) {
+      diagnostics.error(moved.where,
+                        fmt::format("[{0}] is the old spelling of [sm.{0}], which this file also "
+                                    "writes at line {1}; the SM's engines are sub-slots of [sm]: "
+                                    "write the keys in [sm.{0}] alone",
+                                    name, both->where.line));
+      continue;
+    }
+    sm->tables.push_back(std::move(moved));
+  }
+}
+
 // Reads `file` and what it extends, returning the merged document.
 DocTable load_layer(const std::string& file, const SourceLocation& cited_at, Chain& chain,
                     Diagnostics& diagnostics) {
   DocTable layer = read_toml_file(file, cited_at);
+  move_old_engine_tables(layer, diagnostics);
   chain.files.push_back(file);
   chain.identities.push_back(identity_of(file));
   const fs::path dir = fs::path(file).parent_path();
@@ -332,8 +359,15 @@ std::vector<std::string> split(std::string_view text, char separator) {
   }
 }
 
-void apply_override(DocTable& root, const Override& o, Diagnostics& diagnostics) {
-  const SourceLocation where{fmt::format("--set {}={}", o.key, o.value)};
+void apply_override(DocTable& root, const Override& given, Diagnostics& diagnostics) {
+  const SourceLocation where{fmt::format("--set {}={}", given.key, given.value)};
+  // The old spelling: --set tma.plugin=... is --set sm.tma.plugin=...
+  Override o = given;
+  const std::string_view head = std::string_view(o.key).substr(0, o.key.find('.'));
+  if (std::find(kOldSmEngineTables.begin(), kOldSmEngineTables.end(), head) !=
+          kOldSmEngineTables.end() &&
+      head.size() < o.key.size())
+    o.key = "sm." + o.key;
   const std::vector<std::string> path = split(o.key, '.');
   if (path.size() < 2 ||
       std::any_of(path.begin(), path.end(), [](const auto& p) { return p.empty(); })) {
@@ -562,11 +596,18 @@ std::vector<Params::Entry> resolve_params(const DocTable& table, const std::stri
   for (const DocTable& t : table.tables) {
     if (find_slot(schema, t.name)) continue;
     const std::string guess = closest_match(t.name, slot_names);
+    std::string hint;
+    if (!guess.empty()) {
+      hint = fmt::format(" (did you mean [{}.{}]?)", path, guess);
+    } else {
+      // An SM plugin without the engine a manifest names: say which ones it has.
+      std::vector<std::string> declared;
+      for (const std::string& name : slot_names) declared.push_back("[" + path + "." + name + "]");
+      hint = declared.empty() ? "; its plugin declares no sub-slots"
+                              : fmt::format("; its plugin declares {}", fmt::join(declared, ", "));
+    }
     diagnostics.error(
-        t.where,
-        fmt::format("[{0}] unknown table [{0}.{1}]{2}{3}", path, t.name,
-                    guess.empty() ? "" : fmt::format(" (did you mean [{}.{}]?)", path, guess),
-                    suffix));
+        t.where, fmt::format("[{0}] unknown table [{0}.{1}]{2}{3}", path, t.name, hint, suffix));
   }
   return entries;
 }

@@ -26,14 +26,18 @@ struct SlotInfo {
   std::string_view kind;
 };
 
-/// The GPU's component slots, all required. Plugins may declare sub-slots (Schema::slots()),
-/// which are nested tables: [memory.l2] is slot "memory.l2".
-inline constexpr std::array<SlotInfo, 6> kGpuSlots{{{"sm", "sm"},
-                                                    {"scheduler", "scheduler"},
-                                                    {"dispatch", "dispatch"},
-                                                    {"tma", "tma"},
-                                                    {"tensor_core", "wgmma"},
-                                                    {"memory", "memory"}}};
+/// The GPU's component slots, all required. Plugins declare sub-slots (Schema::slots()), which
+/// are nested tables: [memory.l2] is slot "memory.l2", and the SM's engines are the sub-slots
+/// its plugin declares, [sm.scheduler], [sm.tma], [sm.tensor_core] for sm.warpgroup.
+inline constexpr std::array<SlotInfo, 3> kGpuSlots{
+    {{"sm", "sm"}, {"dispatch", "dispatch"}, {"memory", "memory"}}};
+
+/// The old spelling (sdk ABI 10 and before): the SM's engines as top-level tables. The loader
+/// reads a top-level [scheduler], [tma] or [tensor_core] of a manifest file, and a --set key
+/// starting with one of them, as [sm.scheduler], [sm.tma], [sm.tensor_core] (docs/manifests.md,
+/// "The SM and its engines").
+inline constexpr std::array<std::string_view, 3> kOldSmEngineTables{"scheduler", "tma",
+                                                                    "tensor_core"};
 
 /// The [simfa] table: manifest_version, extends, seed, max_cycles. Its `plugin_path` (an array
 /// of directories, relative to the file) is outside the schema: the sdk has no array type.
@@ -75,7 +79,8 @@ struct Manifest {
   double launch_overhead_ns = 0;
   /// Directories, each resolved against the manifest that names it.
   std::vector<std::string> plugin_path;
-  /// Every slot in kGpuSlots order, each followed by its sub-slots (depth first).
+  /// Every slot in kGpuSlots order, each followed by its sub-slots (depth first): "sm",
+  /// "sm.scheduler", "sm.tma", "sm.tensor_core", "dispatch", "memory", "memory.coalescer", ...
   std::vector<ComponentConfig> components;
   /// Every table, defaults expanded (sizes in bytes, frequencies in MHz, bandwidths in B/s),
   /// `extends` flattened, keys sorted.

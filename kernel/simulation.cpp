@@ -58,21 +58,17 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
   memory_ = build_as<MemoryPort>("memory", "memory", -1);
   dispatch_ = build_as<CtaDispatchPolicy>("dispatch", "dispatch", -1);
 
+  // Each SM is built with the engines its plugin declares as sub-slots, at sm[i].<slot>.
   sms_.reserve(static_cast<std::size_t>(sm_count));
   for (int i = 0; i < sm_count; ++i)
     sms_.push_back(build_as<SmCore>("sm", fmt::format("sm[{}]", i), i));
   arbiter_ = std::make_unique<IssueArbiter>(events_, sms_, options_.stepping);
 
   for (int i = 0; i < sm_count; ++i) {
-    const std::string path = fmt::format("sm[{}]", i);
-    auto* scheduler = build_as<WarpSchedulerPolicy>("scheduler", path + ".scheduler", i);
-    auto* tma = build_as<TmaEngine>("tma", path + ".tma", i);
-    auto* tensor_core = build_as<TensorCoreEngine>("tensor_core", path + ".tensor_core", i);
     bool traced = options_.timeline &&
                   std::find(options_.timeline_sms.begin(), options_.timeline_sms.end(), i) !=
                       options_.timeline_sms.end();
-    sms_[static_cast<std::size_t>(i)]->connect(SmWiring{*scheduler, *tma, *tensor_core, *arbiter_,
-                                                        *this, workload_->tensor_maps(),
+    sms_[static_cast<std::size_t>(i)]->connect(SmWiring{*arbiter_, *this, workload_->tensor_maps(),
                                                         traced ? &timeline_ : nullptr, *memory_});
   }
   if (options_.counter_window > 0)

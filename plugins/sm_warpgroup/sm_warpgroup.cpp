@@ -102,6 +102,13 @@ double time_after(double t0, double w, double rate, double slow_until) {
 }
 
 void WarpGroupSm::describe(Schema& schema) {
+  // The SM's engines, built by the kernel at sm[i].<slot> before the SM (DESIGN.md §3).
+  schema.slot("scheduler", "scheduler",
+              "the warp-scheduler policy: which ready WarpGroup issues each cycle");
+  schema.slot("tma", "tma",
+              "the TMA engine: TMA_LOAD, TMA_BULK and TMA_STORE, through the memory port");
+  schema.slot("tensor_core", "wgmma",
+              "the tensor-core engine: the WGMMA pipeline with its instruction buffer");
   schema.string("pipe_sharing")
       .def("fifo")
       .choices({"fifo", "fair"})
@@ -192,6 +199,9 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       tma_issue_hold_(static_cast<Cycle>(context.params.integer("tma_issue_hold"))),
       tma_issue_interval_(static_cast<Cycle>(context.params.integer("tma_issue_interval"))),
       mb_wait_cycles_(static_cast<Cycle>(context.params.integer("mb_wait_cycles"))),
+      scheduler_(&slot_as<WarpSchedulerPolicy>(context, "scheduler")),
+      tma_(&slot_as<TmaEngine>(context, "tma")),
+      tensor_core_(&slot_as<TensorCoreEngine>(context, "tensor_core")),
       ctas_(static_cast<std::size_t>(max_ctas_)),
       warpgroups_(max_warpgroups_),
       issued_(context.stats.counter("issued_instructions")),
@@ -219,15 +229,12 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
 }
 
 void WarpGroupSm::connect(const SmWiring& wiring) {
-  scheduler_ = &wiring.scheduler;
-  tma_ = &wiring.tma;
-  tensor_core_ = &wiring.tensor_core;
   clock_ = &wiring.clock;
   host_ = &wiring.host;
   tensor_maps_ = &wiring.tensor_maps;
   timeline_ = wiring.timeline;
-  wiring.tma.connect(wiring.memory, *this);
-  wiring.tensor_core.connect(*this);
+  tma_->connect(wiring.memory, *this);
+  tensor_core_->connect(*this);
 }
 
 // ---- admission ---------------------------------------------------------------------------------

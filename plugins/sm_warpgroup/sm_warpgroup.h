@@ -171,6 +171,11 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   const Cycle tma_issue_interval_;    ///< between TMA_LOADs back to back
   const Cycle mb_wait_cycles_;        ///< an MB_WAIT's issue once its phase has completed
 
+  // Its engines: the components of its sub-slots.
+  WarpSchedulerPolicy* const scheduler_;
+  TmaEngine* const tma_;
+  TensorCoreEngine* const tensor_core_;
+
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
   std::array<double, kPipeCount> lanes_{};
@@ -183,9 +188,6 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   std::array<Counter*, kPipeCount> pipe_busy_{};
   std::vector<Fp32Load> fp32_loads_;  ///< by WarpGroup slot
 
-  WarpSchedulerPolicy* scheduler_ = nullptr;
-  TmaEngine* tma_ = nullptr;
-  TensorCoreEngine* tensor_core_ = nullptr;
   IssueClock* clock_ = nullptr;
   CtaHost* host_ = nullptr;
   const std::vector<TensorMap>* tensor_maps_ = nullptr;

@@ -69,7 +69,7 @@ TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sdk ABI 10"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 11"), std::string::npos) << o.out;
 }
 
 TEST(Cli, PluginsListsTheBuiltInComponents) {
@@ -101,6 +101,25 @@ TEST(Cli, ValidateReportsLocatedErrorsWithSuggestions) {
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.out.find(bad.string() + ":6:"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("tma.traffic"), std::string::npos) << o.out;  // did you mean
+}
+
+// The SM's engines are sub-slots of [sm]; the old top-level spelling still loads, and a file
+// writing both spellings of one engine is refused at the old one's line.
+TEST(Cli, SmEnginesAreSubSlotsOfSm) {
+  fs::path fixed = temp_file("sm_tma_fixed.toml");
+  std::ofstream(fixed) << "[simfa]\nmanifest_version = 1\nextends = \""
+                       << source("configs/h800.toml") << "\"\n\n[sm.tma]\nplugin = \"tma.fixed\"\n";
+  Outcome ok = simfa("validate " + fixed.string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  fs::path both = temp_file("sm_tma_both.toml");
+  std::ofstream(both)
+      << "[simfa]\nmanifest_version = 1\nextends = \"" << source("configs/h800.toml")
+      << "\"\n\n[sm.tma]\nplugin = \"tma.fixed\"\n\n[tma]\nplugin = \"tma.fixed\"\n";
+  Outcome o = simfa("validate " + both.string());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.out.find(both.string() + ":8:1: error: [tma] is the old spelling of [sm.tma]"),
+            std::string::npos)
+      << o.out;
 }
 
 TEST(Cli, UnknownSetKeyIsBadInput) {

@@ -21,8 +21,18 @@ namespace {
 class TestCatalog final : public SchemaCatalog {
  public:
   TestCatalog() {
-    add("sm.warpgroup",
-        [](Schema& s) { s.integer("issue_width").def(1).range(1, 4).doc("issue slots"); });
+    add("sm.warpgroup", [](Schema& s) {
+      s.integer("issue_width").def(1).range(1, 4).doc("issue slots");
+      s.slot("scheduler", "scheduler", "the warp scheduler");
+      s.slot("tma", "tma", "the TMA engine");
+      s.slot("tensor_core", "wgmma", "the tensor core");
+    });
+    // An SM with one engine of its own kind and no TMA (an SM plugin declares its engines).
+    add("sm.bare", [](Schema& s) {
+      s.slot("scheduler", "scheduler", "the warp scheduler");
+      s.slot("umma", "umma", "a tensor-memory MMA engine");
+    });
+    add("umma.demo", [](Schema&) {});
     add("scheduler.gto", [](Schema&) {});
     add("scheduler.lrr", [](Schema&) {});
     add("dispatch.round_robin", [](Schema&) {});
@@ -149,9 +159,9 @@ TEST(Manifest, ResolvesEverySlotWithDefaultsAndUnits) {
   std::vector<std::string> slots;
   for (const ComponentConfig& c : m.components) slots.push_back(c.slot + "=" + c.plugin);
   EXPECT_EQ(slots, (std::vector<std::string>{
-                       "sm=sm.warpgroup", "scheduler=scheduler.gto",
-                       "dispatch=dispatch.round_robin", "tma=tma.traffic",
-                       "tensor_core=wgmma.half_n", "memory=memory.hier", "memory.l2=l2.unified",
+                       "sm=sm.warpgroup", "sm.scheduler=scheduler.gto", "sm.tma=tma.traffic",
+                       "sm.tensor_core=wgmma.half_n", "dispatch=dispatch.round_robin",
+                       "memory=memory.hier", "memory.l2=l2.unified",
                        "memory.l2.slice_map=slice.xor", "memory.dram=dram.fixed"}));
 
   const ComponentConfig& l2 = *m.find("memory.l2");
@@ -169,8 +179,10 @@ TEST(Manifest, ResolvesEverySlotWithDefaultsAndUnits) {
 }
 
 TEST(Manifest, ExposesTheSlotsAndTheFixedTablesSchemas) {
-  EXPECT_EQ(kGpuSlots[4].name, "tensor_core");
-  EXPECT_EQ(kGpuSlots[4].kind, "wgmma");
+  // The kernel knows the GPU-level slots alone; the SM's engines are its plugin's sub-slots.
+  EXPECT_EQ(kGpuSlots.size(), 3u);
+  EXPECT_EQ(kGpuSlots[0].name, "sm");
+  EXPECT_EQ(kGpuSlots[2].kind, "memory");
   EXPECT_FALSE(simfa_table_schema().find("manifest_version")->default_value);
   EXPECT_EQ(gpu_table_schema().find("smem_per_sm")->type, ParamType::kSize);
   EXPECT_EQ(std::get<double>(*gpu_table_schema().find("mma_flops_per_cycle_per_sm")->default_value),
@@ -222,24 +234,25 @@ TEST(ManifestErrors, OutOfRangeNamesTheRange) {
 TEST(ManifestErrors, UnknownPluginSuggestsOneOfTheSlotsKind) {
   EXPECT_EQ(
       errors("unknown_plugin.toml"),
-      Messages{kData + "unknown_plugin.toml:6:10: error: [tma] unknown plugin 'tma.trafic' (did "
+      Messages{kData + "unknown_plugin.toml:6:10: error: [sm.tma] unknown plugin 'tma.trafic' (did "
                        "you mean 'tma.traffic'?)"});
   // Nothing close: the plugins of the slot's kind are listed.
-  EXPECT_EQ(errors("base.toml", {{"scheduler.plugin", "fifo"}}),
-            Messages{"--set scheduler.plugin=fifo: error: [scheduler] unknown plugin 'fifo' (kind "
-                     "'scheduler': scheduler.gto, scheduler.lrr)"});
+  EXPECT_EQ(
+      errors("base.toml", {{"scheduler.plugin", "fifo"}}),
+      Messages{"--set scheduler.plugin=fifo: error: [sm.scheduler] unknown plugin 'fifo' (kind "
+               "'scheduler': scheduler.gto, scheduler.lrr)"});
 }
 
 TEST(ManifestErrors, PluginOfTheWrongKind) {
   EXPECT_EQ(errors("wrong_kind.toml"),
-            Messages{kData + "wrong_kind.toml:6:10: error: [tma] plugin 'wgmma.half_n' is of kind "
-                             "'wgmma'; [tma] takes kind 'tma'"});
+            Messages{kData + "wrong_kind.toml:6:10: error: [sm.tma] plugin 'wgmma.half_n' is of "
+                             "kind 'wgmma'; [sm.tma] takes kind 'tma'"});
 }
 
 TEST(ManifestErrors, MissingKeyPointsAtItsTable) {
   EXPECT_EQ(
       errors("missing_key.toml"),
-      Messages{kData + "missing_key.toml:5:1: error: [tma] missing required key 'latency' (int: "
+      Messages{kData + "missing_key.toml:5:1: error: [sm.tma] missing required key 'latency' (int: "
                        "fixed latency of every TMA operation) [plugin tma.fixed 1.0.0]"});
 }
 
@@ -256,9 +269,10 @@ TEST(ManifestErrors, MissingTablesPointAtTheFileOrTheParentTable) {
   const std::string f = kData + "missing_table.toml";
   EXPECT_EQ(
       errors("missing_table.toml"),
-      (Messages{f + ":1:1: error: missing required table [tma] (a plugin of kind 'tma')",
-                f + ":4:1: error: [gpu] missing required key 'max_warpgroups_per_sm' (int: "
+      (Messages{f + ":4:1: error: [gpu] missing required key 'max_warpgroups_per_sm' (int: "
                     "resident WarpGroups per SM)",
+                f + ":12:1: error: [sm] missing required table [sm.tma] (a plugin of kind 'tma') "
+                    "[plugin sm.warpgroup 1.0.0]",
                 f + ":24:1: error: [memory] missing required table [memory.dram] (a plugin of kind "
                     "'dram') [plugin memory.hier 1.0.0]",
                 f + ":27:1: error: [memory.l2] missing required table [memory.l2.slice_map] (a "
@@ -272,7 +286,7 @@ TEST(ManifestErrors, EveryErrorOfAFileIsReported) {
       (Messages{f + ":4:1: error: [simfa] unknown key 'sede' (did you mean 'seed'?)",
                 f + ":7:13: error: [gpu] key 'clock_mhz': expected frequency (MHz, or a string "
                     "with a unit: Hz, kHz, MHz, GHz), got string 'fast'",
-                f + ":10:10: error: [scheduler] unknown plugin 'scheduler.gtoo' (did you mean "
+                f + ":10:10: error: [sm.scheduler] unknown plugin 'scheduler.gtoo' (did you mean "
                     "'scheduler.gto'?)"}));
 }
 
@@ -310,7 +324,7 @@ TEST(Extends, DerivedManifestOverridesItsBase) {
   const Manifest m = load("derived.toml");
   EXPECT_EQ(m.seed, 9u);
   EXPECT_EQ(m.gpu.sm_count, 4);  // inherited
-  const ComponentConfig& tma = *m.find("tma");
+  const ComponentConfig& tma = *m.find("sm.tma");
   EXPECT_EQ(tma.plugin, "tma.fixed");
   EXPECT_EQ(tma.params.integer("latency"), 500);
   // Another plugin replaced the table: tma.traffic's setup_cycles was not carried over.
@@ -407,14 +421,14 @@ TEST(Overrides, ValueIsTypeChecked) {
 TEST(Overrides, SwitchingAPluginValidatesTheTableAgainstTheNewOne) {
   // The .plugin override applies first, whatever its position, and drops tma.traffic's keys.
   const Manifest m = load("base.toml", {{"tma.latency", "300"}, {"tma.plugin", "tma.fixed"}});
-  EXPECT_EQ(m.find("tma")->plugin, "tma.fixed");
-  EXPECT_EQ(params(m, "tma").integer("latency"), 300);
+  EXPECT_EQ(m.find("sm.tma")->plugin, "tma.fixed");
+  EXPECT_EQ(params(m, "sm.tma").integer("latency"), 300);
 
   EXPECT_EQ(
       errors("base.toml", {{"tma.plugin", "tma.fixed"}, {"tma.setup_cycles", "5"}}),
-      (Messages{"--set tma.plugin=tma.fixed: error: [tma] missing required key 'latency' (int: "
+      (Messages{"--set tma.plugin=tma.fixed: error: [sm.tma] missing required key 'latency' (int: "
                 "fixed latency of every TMA operation) [plugin tma.fixed 1.0.0]",
-                "--set tma.setup_cycles=5: error: [tma] unknown key 'setup_cycles' [plugin "
+                "--set tma.setup_cycles=5: error: [sm.tma] unknown key 'setup_cycles' [plugin "
                 "tma.fixed 1.0.0]"}));
 
   // A sub-slot's plugin.
@@ -491,6 +505,46 @@ TEST(Overrides, PluginPathResolvesAgainstItsManifest) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The SM and its engines: sub-slots of [sm], and the old top-level spelling read as them.
+
+TEST(SmEngines, TheOldSpellingResolvesAsTheNew) {
+  const Manifest old_spelling = load("base.toml"), new_spelling = load("new_spelling.toml");
+  EXPECT_EQ(boost::json::serialize(old_spelling.resolved),
+            boost::json::serialize(new_spelling.resolved));
+  EXPECT_EQ(old_spelling.sha256, new_spelling.sha256);
+  // The moved table keeps where the file wrote it.
+  EXPECT_EQ(old_spelling.find("sm.tma")->where.str(), kData + "base.toml:25:1");
+  EXPECT_EQ(new_spelling.find("sm.tma")->where.str(), kData + "new_spelling.toml:22:1");
+  EXPECT_EQ(old_spelling.find("tma"), nullptr);
+}
+
+TEST(SmEngines, OldSetKeysAreTheNewOnes) {
+  const Manifest old_key = load("base.toml", {{"tma.plugin", "tma.fixed"}, {"tma.latency", "7"}});
+  const Manifest new_key =
+      load("new_spelling.toml", {{"sm.tma.plugin", "tma.fixed"}, {"sm.tma.latency", "7"}});
+  EXPECT_EQ(params(old_key, "sm.tma").integer("latency"), 7);
+  EXPECT_EQ(old_key.sha256, new_key.sha256);
+  // A derived file in one spelling over a base in the other.
+  EXPECT_EQ(load("derived.toml").find("sm.tma")->plugin, "tma.fixed");
+}
+
+TEST(SmEngines, BothSpellingsInOneFileAreAnError) {
+  EXPECT_EQ(errors("both_spellings.toml"),
+            Messages{kData + "both_spellings.toml:9:1: error: [tma] is the old spelling of "
+                             "[sm.tma], which this file also writes at line 5; the SM's engines "
+                             "are sub-slots of [sm]: write the keys in [sm.tma] alone"});
+}
+
+TEST(SmEngines, AnEngineTheSmPluginDoesNotDeclareIsAnError) {
+  EXPECT_EQ(errors("sm_without_tma.toml"),
+            Messages{kData + "sm_without_tma.toml:14:1: error: [sm] unknown table [sm.tma]; its "
+                             "plugin declares [sm.scheduler], [sm.umma] [plugin sm.bare 1.0.0]"});
+  EXPECT_EQ(errors("new_spelling.toml", {{"sm.tma.plugin", "tma.trafic"}}),
+            Messages{"--set sm.tma.plugin=tma.trafic: error: [sm.tma] unknown plugin "
+                     "'tma.trafic' (did you mean 'tma.traffic'?)"});
+}
+
+// ---------------------------------------------------------------------------------------------
 // The resolved manifest and its hash.
 
 TEST(Resolved, HoldsEveryTableExpandedAndSorted) {
@@ -498,8 +552,10 @@ TEST(Resolved, HoldsEveryTableExpandedAndSorted) {
   const boost::json::object& r = m.resolved;
   std::vector<std::string> keys;
   for (const auto& kv : r) keys.emplace_back(kv.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"dispatch", "gpu", "memory", "scheduler", "simfa", "sm",
-                                            "tensor_core", "tma"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"dispatch", "gpu", "memory", "simfa", "sm"}));
+  // The SM's engines are nested in it, as [memory]'s levels are.
+  EXPECT_EQ(boost::json::serialize(r.at("sm").at("tma")),
+            R"({"plugin":"tma.traffic","setup_cycles":40})");
   EXPECT_EQ(boost::json::serialize(r.at("simfa")),
             R"({"manifest_version":1,"max_cycles":0,"seed":7})");
   EXPECT_EQ(r.at("gpu").at("smem_per_sm").as_int64(), 233472);

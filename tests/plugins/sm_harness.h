@@ -357,11 +357,19 @@ class SmHarness final : private CtaHost {
       auto tensor_core = build(config_.tensor_core, path + ".tensor_core", i, [&] {
         return std::make_unique<PipelineTensorCore>(events_, config_.tensor_core_depth);
       });
-      auto sm = build(config_.sm, path, i, []() -> std::unique_ptr<SmCore> {
-        throw std::logic_error("HarnessConfig::sm needs a factory");
-      });
-      sm->connect(SmWiring{*scheduler, *tma, *tensor_core, clock_, *this, workload_.maps,
-                           config_.timeline ? &timeline_ : nullptr, *memory_});
+      // The SM's engines are its sub-slots, as the kernel builds them.
+      auto slots = std::make_unique<EngineSlots>();
+      slots->entries = {
+          {"scheduler", scheduler.get()}, {"tma", tma.get()}, {"tensor_core", tensor_core.get()}};
+      auto sm = build(
+          config_.sm, path, i,
+          []() -> std::unique_ptr<SmCore> {
+            throw std::logic_error("HarnessConfig::sm needs a factory");
+          },
+          slots.get());
+      sm->connect(SmWiring{clock_, *this, workload_.maps, config_.timeline ? &timeline_ : nullptr,
+                           *memory_});
+      slots_.push_back(std::move(slots));
       sms.push_back(sm.get());
       sms_.push_back({std::move(sm), std::move(scheduler), std::move(tma), std::move(tensor_core)});
     }
@@ -416,13 +424,28 @@ class SmHarness final : private CtaHost {
     std::unique_ptr<TensorCoreEngine> tensor_core;
   };
 
+  /// An SM's engines by sub-slot name, as the kernel hands them over (BuildContext::slots).
+  struct EngineSlots final : SlotResolver {
+    std::vector<std::pair<std::string, Component*>> entries;
+    Component& slot(std::string_view name) const override {
+      for (const auto& [n, c] : entries)
+        if (n == name) return *c;
+      throw std::logic_error("the harness built no sub-slot " + std::string(name));
+    }
+  };
+
   template <typename Base, typename Fallback>
   std::unique_ptr<Base> build(const Slot<Base>& slot, const std::string& path, int sm,
-                              Fallback fallback) {
+                              Fallback fallback, const SlotResolver* slots = nullptr) {
     if (!slot.make) return fallback();
     params_.emplace_back(path, SourceLocation{"harness", 0, 0}, slot.params);
-    const BuildContext context{params_.back(), events_, StatsScope(stats_, path, slot.schema.get()),
-                               config_.gpu,    1,       sm};
+    const BuildContext context{params_.back(),
+                               events_,
+                               StatsScope(stats_, path, slot.schema.get()),
+                               config_.gpu,
+                               1,
+                               sm,
+                               slots};
     return slot.make(context);
   }
 
@@ -485,6 +508,7 @@ class SmHarness final : private CtaHost {
   test::TestStats stats_;
   RecordingTimeline timeline_;
   std::deque<Params> params_;  // BuildContext::params outlives its component
+  std::vector<std::unique_ptr<EngineSlots>> slots_;  // what each SM was built with
   std::unique_ptr<MemoryPort> memory_;
   std::vector<SmParts> sms_;
   std::size_t next_cta_ = 0;

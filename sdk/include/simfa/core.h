@@ -1,6 +1,7 @@
-// Slot interfaces of the SM core model (DESIGN.md §3): the SM, its warp-scheduler policy, its
-// TMA and tensor-core engines, and the GPU-wide CTA dispatch policy. The kernel wires them
-// together; the services it provides to them (issue clock, CTA host, timeline) are here too.
+// Slot interfaces of the SM core model (DESIGN.md §3): the SM, the engines it declares as its
+// sub-slots (warp-scheduler policy, TMA and tensor-core engines), and the GPU-wide CTA dispatch
+// policy. The kernel builds the SM with its engines; the services it provides to them (issue
+// clock, CTA host, timeline) are here too.
 #pragma once
 
 #include <cstddef>
@@ -147,12 +148,12 @@ class SIMFA_API CtaDispatchPolicy : public Component {
 
 // ---- the SM ------------------------------------------------------------------------------------
 
-/// What the kernel hands an SM. In connect() the SM connects its engines to itself as their
-/// client, and its TMA engine to `memory`.
+/// The kernel's services to an SM. The SM is a composite: its engines (warp scheduler, TMA,
+/// tensor core, any engine a new architecture adds) are sub-slots its plugin declares in its
+/// schema (Schema::slot), which the kernel builds first, each at path "sm[i].<slot>", and hands
+/// to the SM's factory in BuildContext::slots (slot_as). In connect() the SM connects its engines
+/// to itself as their client, and its TMA engine to `memory`.
 struct SmWiring {
-  WarpSchedulerPolicy& scheduler;
-  TmaEngine& tma;
-  TensorCoreEngine& tensor_core;
   IssueClock& clock;
   CtaHost& host;
   const std::vector<TensorMap>& tensor_maps;

@@ -25,7 +25,10 @@ namespace simfa {
 /// 9: the instruction table (simfa/instruction_set.h): PluginDescriptor::instructions and
 ///    BuildContext::instructions.
 /// 10: StatsScope knows its component's schema: statistics bound by name (item 5 of issue 14).
-inline constexpr std::uint32_t kSdkAbiVersion = 10;
+/// 11: the SM is a composite (item 1 of issue 14): its engines (scheduler, TMA, tensor core)
+///     are sub-slots its plugin declares, built by the kernel and handed to it in
+///     BuildContext::slots; SmWiring keeps the kernel's services alone.
+inline constexpr std::uint32_t kSdkAbiVersion = 11;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
