@@ -1,5 +1,6 @@
 #include "fa3_config.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "simfa/error.h"
@@ -20,8 +21,11 @@ constexpr Model kModels[] = {{"llama3-8b", 32, 8}, {"llama3-70b", 64, 8}, {"llam
 // Coordinates are 32-bit: sequence lengths up to 2^30 keep every tile origin inside int32.
 constexpr double kMaxSeqlen = 1 << 30;
 constexpr double kMaxCount = 65535;
-// validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv, row ss,cudnn,1,alu.
-constexpr double kCudnnExpStepPerCycle = 14.84;
+// cuDNN's exp step beside another WarpGroup's WGMMAs: validation/h200/attention/
+// wgmma_contention_fadd_fmul_cudnn.csv, the four `cudnn` `both` rows (ss and rs, one and two
+// WarpGroups), the step's rate while the WGMMAs run (tools/wgmma_contention_fit.py: 0.662 to
+// 0.758 of 14.84-15.54 alone, 9.82-11.77), their mean 10.58 (docs/calibration.md §18, §27).
+constexpr double kCudnnExpStepPerCycle = 10.58;
 // A launch's first-wave cold start on the H200: the Proton trace of a one-wave Triton attention
 // launch (validation/h200/traces/attn_1x4x512.chrome_trace.gz, 16 CTAs) has a CTA's first QK^T
 // 2652 cycles later than the TTGIR route without it, and one-wave GEMMs of 64 CTAs lack about as
@@ -38,6 +42,11 @@ constexpr std::int64_t kCudnnFirstWaveBubble = 2650;
 // the launch (docs/calibration.md §25; tools/device/atomic_tile.cu would time it, not run yet).
 // Later tiles' indices are fetched a tile ahead and cost no wait.
 constexpr std::int64_t kCudnnFirstIndexCycles = 1536;
+// cuDNN's tile code a consumer warp runs besides its waits, from its SASS's samples
+// (read_fa3_kernel says how): before Q's wait, and the epilogue at head dims 64 and 128.
+constexpr std::int64_t kCudnnTileStartCycles = 260;
+constexpr double kCudnnEpilogueCycles64 = 665;
+constexpr double kCudnnEpilogueCycles128 = 936;
 // Persistent grids: the most instructions the resident programs may hold (2 GiB of them).
 constexpr std::uint64_t kMaxPersistentInstructions = std::uint64_t{1} << 27;
 
@@ -99,13 +108,21 @@ void describe_fa3_keys(Schema& schema) {
       .doc(
           "the kernel the auto keys describe: fa3 (FA3 as the paper models it: a CTA per tile, "
           "kBlockN 176, 2 stages, the softmax bubble) or cudnn (cuDNN's sm90 "
-          "flash_fprop_wgmma_f16 knob 7: persistent grid, 64x128 per consumer, 3 stages, the "
-          "softmax on the SM's pipes, the mask's work)");
+          "flash_fprop_wgmma_f16 knob 7: persistent grid, 64x128 per consumer, 2 Q, 2 K and 2 V "
+          "slots and an O buffer, the softmax on the SM's pipes, the mask's work)");
   schema.integer("block_n").def(0).range(0, 256).doc(
       "K/V rows per step, a multiple of 16; 0: the kernel's (fa3: FA3's kBlockN for head dim "
       "128, 176, 128 when causal; cudnn: 128)");
   schema.integer("stages").def(0).range(0, 16).doc(
-      "slots of the K ring and of the V ring; 0: the kernel's (fa3 2, cudnn 3)");
+      "slots of the K ring and of the V ring; 0: the kernel's (fa3 2, cudnn 2)");
+  schema.integer("q_stages")
+      .def(0)
+      .range(0, 8)
+      .doc(
+          "slots of the Q ring: with 2 a persistent CTA's producer loads the next tile's Q while "
+          "the "
+          "consumers finish this one; 0: the kernel's (fa3 1, cudnn 2: its SASS, "
+          "docs/calibration.md §27)");
   schema.boolean("causal").def(false).doc("causal mask, bottom-right aligned as FA3 applies it");
   schema.string("scheduler")
       .def("auto")
@@ -174,10 +191,10 @@ void describe_fa3_keys(Schema& schema) {
       .range(-1, 1024)
       .unit("scores/cycle")
       .doc(
-          "softmax pipes: the most scores a cycle one consumer's exp phase reaches alone (its "
+          "softmax pipes: the most scores a cycle one consumer's exp phase reaches (its "
           "dependent chain: a latency floor of scores / this); 0: none; -1: the kernel's (fa3 0, "
-          "cudnn 14.84: its FMUL, FADD, MUFU.EX2, FADD a score in one WarpGroup, "
-          "validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv)");
+          "cudnn 10.58: its FMUL, FADD, MUFU.EX2, FADD a score in one WarpGroup beside another's "
+          "WGMMAs, validation/h200/attention/wgmma_contention_fadd_fmul_cudnn.csv; 14.84 alone)");
   schema.integer("mask_ops")
       .def(-1)
       .range(-1, 64)
@@ -221,6 +238,23 @@ void describe_fa3_keys(Schema& schema) {
           "scheduler = dynamic: a CTA's first tile index from the atomic counter, a BUBBLE of the "
           "producer before its first load; -1: the kernel's (cudnn 1536, its SASS's samples, "
           "docs/calibration.md §25; fa3 0: FA3's CTA c starts on tile c)");
+  schema.integer("tile_start_cycles")
+      .def(-1)
+      .range(-1, 1 << 20)
+      .unit("cycles")
+      .doc(
+          "a consumer's code at each tile's start before Q's wait (its accumulators zeroed, the "
+          "tile index decoded), a BUBBLE; -1: the kernel's (cudnn 260, its SASS's samples, "
+          "docs/calibration.md §27; fa3 0)");
+  schema.integer("epilogue_cycles")
+      .def(-1)
+      .range(-1, 1 << 20)
+      .unit("cycles")
+      .doc(
+          "softmax pipes: the least a consumer's epilogue lasts (O / rowsum, its conversion, the "
+          "stores to shared memory and the O store's issue: issue- and latency-bound code); -1: "
+          "the kernel's (cudnn 665 at head_dim 64 to 936 at 128, linear in head_dim, its SASS's "
+          "samples, docs/calibration.md §27; fa3 0: its FP32 and ALU work alone)");
   schema.string("tile_barrier")
       .def("auto")
       .choices({"auto", "true", "false"})
@@ -300,9 +334,17 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   if (s.block_n % kWgmmaK != 0)
     params.fail("block_n", "block_n = " + std::to_string(s.block_n) +
                                " is not a multiple of 16, the K of P V's WGMMAs");
-  // cuDNN's ring: ncu's 232448 bytes of dynamic shared memory at D = 128 are (128 + 2 x 3 x 128)
-  // x 128 x 2 = 229376 plus 3 KiB (validation/h200/attention/ncu_attention_raw.csv).
-  s.stages = params.integer("stages") > 0 ? params.integer("stages") : cudnn ? 3 : 2;
+  // cuDNN's rings (its SASS, validation/h200/opmix/attn0_sass.csv.gz and attn1, the producer's
+  // loop; docs/calibration.md §27): the K and the V mbarriers and shared-memory slots alternate
+  // between two (the stage index toggles 0, 1; the phase bit flips every second step), and so do
+  // Q's (its mbarrier and slot index toggle once a tile: Q at 0xc00 and 0xc00 + one Q tile); O
+  // is written (STSM) to a buffer after the rings. At D = 128 that is 3 KiB of mbarriers and
+  // (2 x 128 + 2 x 2 x 128 + 128) x 128 x 2 = 229376 bytes, ncu's 232448 bytes of dynamic shared
+  // memory (validation/h200/attention/ncu_attention_raw.csv), as three K and V slots and one Q
+  // would be too.
+  s.stages = params.integer("stages") > 0 ? params.integer("stages") : 2;
+  s.q_stages = params.integer("q_stages") > 0 ? params.integer("q_stages") : cudnn ? 2 : 1;
+  s.o_buffer = cudnn;
 
   // cuDNN's tile scheduler (its SASS, validation/h200/opmix/*_sass.csv.gz): every CTA takes each
   // of its tiles from an atomic counter (ATOMG.E.ADD: 132 + 2048 executions for the 2048 tiles
@@ -336,8 +378,9 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   const std::string turn = params.string("turn");
   const bool pipes = s.softmax == Fa3Softmax::kPipes;
   if (turn == "exp2" && !pipes)
-    params.fail("turn", "turn = exp2 takes turns on the softmax's exp2 phase, which softmax = "
-                        "bubble does not have: give softmax = pipes");
+    params.fail("turn",
+                "turn = exp2 takes turns on the softmax's exp2 phase, which softmax = "
+                "bubble does not have: give softmax = pipes");
   s.turn = turn == "exp2" || (turn == "auto" && cudnn && pipes) ? Fa3Turn::kExp2 : Fa3Turn::kGemms;
   // The causal mask of one score: the column index against the row's limit (ISETP) and the
   // select of -inf (FSEL), 64 a cycle each on the ALU (softmax_micro.csv's where(), §8).
@@ -351,7 +394,10 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   s.o_rescale = o_rescale == "with_exp" ? Fa3ORescale::kWithExp : Fa3ORescale::kAfterPv;
   // One WarpGroup alone running cuDNN's exp step (an FMUL, an FADD, a MUFU.EX2 and an FADD a
   // score, tools/device/wgmma_contention.py `cudnn`) reaches 14.84 scores a cycle (14.86 in the
-  // `rs` build), not the SFU's 16: the dependent chain leaves the MUFU idle 7% of the time.
+  // `rs` build), not the SFU's 16; beside another WarpGroup's WGMMAs, 10.58. In cuDNN's loop a
+  // consumer's exp2 turn runs beside the other's S and P V (its stall samples: a turn of 780 and
+  // 910 cycles at D = 64 and 128, 8192 / 10.58 = 774), so the floor is the rate beside the
+  // WGMMAs; at 14.84 the model's consumers fall into step instead (docs/calibration.md §18).
   s.exp_step_per_cycle = params.real("exp_step_per_cycle") >= 0 ? params.real("exp_step_per_cycle")
                          : cudnn                                ? kCudnnExpStepPerCycle
                                                                 : 0;
@@ -374,6 +420,26 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
                              ? params.integer("first_index_cycles")
                          : cudnn ? kCudnnFirstIndexCycles
                                  : 0;
+  // cuDNN's tile code (its SASS's per-PC samples, validation/h200/opmix/attn1_sass.csv.gz,
+  // D = 128, and attn0, D = 64: the instructions executed once a tile by each consumer warp; a
+  // sample is 2048 cycles of one of the 9 resident warps, so a warp's cycles a tile are samples x
+  // 9 x 2048 / (8 warps x tiles); docs/calibration.md §27). Before Q's wait: 73 and 56
+  // instructions (the accumulators' CS2R, the index's decode) in 264 and 260 cycles. After the
+  // last P V, besides the barrier waits: 201 and 132 instructions (O / rowsum's FMULs, F2FP,
+  // STSM, the fences, the UTMASTG) in 936 and 665 cycles, 4.7 and 5.0 a warp instruction: issue
+  // and fixed-latency stalls, not pipe throughput (the FMULs and F2FPs alone are 64 + 32 cycles
+  // of the pipes at D = 128).
+  s.tile_start_cycles = params.integer("tile_start_cycles") >= 0
+                            ? params.integer("tile_start_cycles")
+                        : cudnn ? kCudnnTileStartCycles
+                                : 0;
+  s.epilogue_cycles =
+      params.integer("epilogue_cycles") >= 0 ? params.integer("epilogue_cycles")
+      : cudnn                                ? static_cast<std::int64_t>(std::lround(
+                                                   kCudnnEpilogueCycles64 + (kCudnnEpilogueCycles128 - kCudnnEpilogueCycles64) *
+                                                                                static_cast<double>(s.head_dim - 64) / 64))
+                                             : 0;
+  if (s.epilogue_cycles < 0) s.epilogue_cycles = 0;  // a head dim far below 64
   const std::string& tile_barrier = params.string("tile_barrier");
   s.tile_barrier = tile_barrier == "true" || (tile_barrier == "auto" && cudnn);
 
@@ -383,7 +449,7 @@ Fa3Kernel read_fa3_kernel(const Params& params, const GpuConfig& gpu) {
   u.cvt = params.integer("cvt_per_cycle");
   Fa3Kernel kernel(s, u);
   if (gpu.smem_per_sm_bytes > 0 && kernel.smem_bytes() > gpu.smem_per_sm_bytes)
-    params.fail("stages", "a " + std::to_string(s.block_m) +
+    params.fail("stages", std::to_string(s.q_stages) + " x a " + std::to_string(s.block_m) +
                               "-row Q tile and stages = " + std::to_string(s.stages) + " of " +
                               std::to_string(s.block_n) + "-row K and V tiles (head_dim " +
                               std::to_string(s.head_dim) + ") need " + kib(kernel.smem_bytes()) +
@@ -414,7 +480,9 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          ",kv_heads=" + std::to_string(s.kv_heads) + ",seqlen_q=" + std::to_string(s.seqlen_q) +
          ",seqlen_k=" + std::to_string(s.seqlen_k) + ",head_dim=" + std::to_string(s.head_dim) +
          ",block_m=" + std::to_string(s.block_m) + ",block_n=" + std::to_string(s.block_n) +
-         ",stages=" + std::to_string(s.stages) + ",causal=" + (s.causal ? "true" : "false") +
+         ",stages=" + std::to_string(s.stages) +
+         (s.q_stages != 1 ? ",q_stages=" + std::to_string(s.q_stages) : "") +
+         ",causal=" + (s.causal ? "true" : "false") +
          (s.tile_order == Fa3TileOrder::kAscending ? ",tile_order=ascending" : "") +
          (s.softmax == Fa3Softmax::kPipes ? ",softmax=pipes" : "") +
          (s.intra_wg_overlap ? "" : ",intra_wg_overlap=false") +
@@ -431,9 +499,11 @@ std::string fa3_spec(const Fa3Kernel& kernel) {
          (s.first_wave_bubble != 0 ? ",first_wave_bubble=" + std::to_string(s.first_wave_bubble)
                                    : "") +
          (s.tile_barrier ? ",tile_barrier=true" : "") +
-         (s.first_index_cycles != 0
-              ? ",first_index_cycles=" + std::to_string(s.first_index_cycles)
-              : "");
+         (s.tile_start_cycles != 0 ? ",tile_start_cycles=" + std::to_string(s.tile_start_cycles)
+                                   : "") +
+         (s.epilogue_cycles != 0 ? ",epilogue_cycles=" + std::to_string(s.epilogue_cycles) : "") +
+         (s.first_index_cycles != 0 ? ",first_index_cycles=" + std::to_string(s.first_index_cycles)
+                                    : "");
 }
 
 std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel& kernel) {
@@ -450,6 +520,7 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"block_m", str(s.block_m)},
       {"block_n", str(s.block_n)},
       {"stages", str(s.stages)},
+      {"q_stages", str(s.q_stages)},
       {"causal", s.causal ? "true" : "false"},
       {"scheduler", scheduler_name(s.scheduler)},
       {"tile_order", s.tile_order == Fa3TileOrder::kAscending ? "ascending" : "fa3"},
@@ -467,6 +538,8 @@ std::vector<std::pair<std::string, std::string>> fa3_parameters(const Fa3Kernel&
       {"first_wave_bubble", str(s.first_wave_bubble)},
       {"tile_barrier", s.tile_barrier ? "true" : "false"},
       {"first_index_cycles", str(s.first_index_cycles)},
+      {"tile_start_cycles", str(s.tile_start_cycles)},
+      {"epilogue_cycles", str(s.epilogue_cycles)},
       {"exp2_per_cycle", str(u.exp2)},
       {"fp32_per_cycle", str(u.fp32)},
       {"cvt_per_cycle", str(u.cvt)},

@@ -180,12 +180,16 @@ std::uint64_t Fa3Kernel::ctas_attending_kv() const {
   return static_cast<std::uint64_t>((m_blocks_ - blind) * shape_.heads * shape_.batch);
 }
 
+std::uint8_t Fa3Kernel::q_stage(std::uint64_t i) const {
+  return static_cast<std::uint8_t>(i % static_cast<std::uint64_t>(shape_.q_stages));
+}
+
 std::uint8_t Fa3Kernel::k_stage(std::uint64_t i) const {
-  return static_cast<std::uint8_t>(1 + i % static_cast<std::uint64_t>(shape_.stages));
+  return static_cast<std::uint8_t>(shape_.q_stages + i % static_cast<std::uint64_t>(shape_.stages));
 }
 
 std::uint8_t Fa3Kernel::v_stage(std::uint64_t i) const {
-  return static_cast<std::uint8_t>(1 + shape_.stages +
+  return static_cast<std::uint8_t>(shape_.q_stages + shape_.stages +
                                    i % static_cast<std::uint64_t>(shape_.stages));
 }
 
@@ -299,6 +303,7 @@ Fa3Kernel::Phase Fa3Kernel::rescale_phase() const {
 
 Fa3Kernel::Phase Fa3Kernel::epilogue_phase() const {
   Phase p;
+  p.latency = static_cast<std::uint32_t>(shape_.epilogue_cycles);
   const auto outputs = static_cast<std::uint64_t>(kRowsPerConsumer * shape_.head_dim);
   p.work.fp32 = outputs;
   p.work.alu = outputs / 2;
@@ -307,7 +312,8 @@ Fa3Kernel::Phase Fa3Kernel::epilogue_phase() const {
 
 std::int64_t Fa3Kernel::smem_bytes() const {
   const Fa3Shape& s = shape_;
-  return (s.block_m + 2 * s.stages * s.block_n) * s.head_dim * kElementBytes;
+  return (s.q_stages * s.block_m + 2 * s.stages * s.block_n + (s.o_buffer ? s.block_m : 0)) *
+         s.head_dim * kElementBytes;
 }
 
 std::uint32_t Fa3Kernel::producer_registers_per_thread() const {

@@ -68,7 +68,7 @@ struct Fa3Shape {
   std::int64_t scale_ops = 1;      ///< FP32 ops per score for S x scale - max (FFMA 1, FMUL+FADD 2)
   double reduce_cycles_per_element = 10;   ///< row-max latency per element a thread combines
   std::int64_t producer_issue_cycles = 0;  ///< BUBBLE after each producer TMA load
-  std::int64_t first_wave_bubble = 0;  ///< BUBBLE first in every WarpGroup of a first-wave CTA
+  std::int64_t first_wave_bubble = 0;      ///< BUBBLE first in every WarpGroup of a first-wave CTA
   Fa3TileOrder tile_order = Fa3TileOrder::kFa3;
   Fa3ORescale o_rescale = Fa3ORescale::kAfterPv;
   double exp_step_per_cycle = 0;  ///< scores a cycle one consumer's exp2 step reaches; 0: no floor
@@ -79,6 +79,13 @@ struct Fa3Shape {
   /// A persistent CTA's first tile index from the atomic counter: the producer's BUBBLE before
   /// its first load (kernel cudnn).
   std::int64_t first_index_cycles = 0;
+  std::int64_t q_stages = 1;  ///< slots of the Q ring (persistent grids: the next tile's Q)
+  bool o_buffer = false;      ///< O staged in a buffer of its own, not the mainloop's space
+  /// Each tile's code of a consumer besides its waits and GEMMs (kernel cudnn, its SASS): before
+  /// Q's wait (the accumulators zeroed, the tile index decoded) a BUBBLE, and the epilogue's
+  /// latency floor (kPipes).
+  std::int64_t tile_start_cycles = 0;
+  std::int64_t epilogue_cycles = 0;
 };
 
 /// Per-SM-per-cycle throughputs of the units the softmax runs on. Defaults: the paper's
@@ -164,11 +171,14 @@ class Fa3Kernel {
   /// with tile_barrier on.
   bool tile_barriers() const { return shape_.tile_barrier && persistent(); }
 
-  /// Ring slots: Q, then the K ring, then the V ring.
-  static std::uint8_t q_stage() { return 0; }
+  /// Ring slots: the Q ring (the i-th tile of a CTA in slot i mod q_stages), then the K ring,
+  /// then the V ring.
+  std::uint8_t q_stage(std::uint64_t i) const;
   std::uint8_t k_stage(std::uint64_t i) const;
   std::uint8_t v_stage(std::uint64_t i) const;
-  std::uint32_t stage_count() const { return static_cast<std::uint32_t>(1 + 2 * shape_.stages); }
+  std::uint32_t stage_count() const {
+    return static_cast<std::uint32_t>(shape_.q_stages + 2 * shape_.stages);
+  }
 
   /// WGMMAs of S = Q K^T for one consumer: ceil(64/64) x ceil(block_n/block_n) x
   /// ceil(head_dim/16) m64n{block_n}k16 (8 for head dim 128, the paper's eight).
@@ -202,8 +212,8 @@ class Fa3Kernel {
   /// O / rowsum and its conversion, kPipes.
   Phase epilogue_phase() const;
 
-  /// Q tile + stages x (K tile + V tile); O is staged in the mainloop's space (FA3's union of
-  /// mainloop and epilogue shared storage).
+  /// q_stages x Q tile + stages x (K tile + V tile), and an O tile with o_buffer; without it O
+  /// is staged in the mainloop's space (FA3's union of mainloop and epilogue shared storage).
   std::int64_t smem_bytes() const;
   /// setmaxnreg values of FA3 (flash_fwd_kernel_sm90.h, Load/MmaRegisterRequirement) for 1, 2
   /// or 3 consumers.

@@ -81,6 +81,7 @@ void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
 void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& events, bool last,
                                 CtaProgram& out) {
   tile_ = kernel_.tile_of(tile_index);
+  q_slot_ = kernel_.q_stage(tiles_begun_);
   k_tile_begin_ = k_tiles_.size();
   v_tile_begin_ = v_tiles_.size();
   producer(events[0], out.warpgroups[0].code, out);
@@ -132,10 +133,10 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
                       " (head " + std::to_string(tile_.head) + ", batch " +
                       std::to_string(tile_.batch) + ") in FA3's tile order");
         q_loaded = true;
-        code.push_back(Instruction::acquire_stage(Fa3Kernel::q_stage()));
+        code.push_back(Instruction::acquire_stage(q_slot_));
         code.push_back(Instruction::tma_load(
             kMapQ, push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_m, tile_.head),
-            Fa3Kernel::q_stage()));
+            q_slot_));
         issue_cost(code);
         break;
       case Fa3Event::kTmaKIssue:
@@ -190,7 +191,10 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   if (barrier && c == 0 && !state.started)
     code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
   state.started = true;
-  code.push_back(Instruction::mb_wait(Fa3Kernel::q_stage()));
+  if (kernel_.shape().tile_start_cycles > 0)
+    code.push_back(
+        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().tile_start_cycles)));
+  code.push_back(Instruction::mb_wait(q_slot_));
   if (hand_off) code.push_back(Instruction::bar_wait(Fa3Kernel::tile_start_barrier()));
 
   const bool pipes = kernel_.shape().softmax == Fa3Softmax::kPipes;
@@ -334,8 +338,10 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
                   " V tiles, but the producer loads " +
                   std::to_string(k_tiles_.size() - k_tile_begin_) + " and " +
                   std::to_string(v_tiles_.size() - v_tile_begin_) + ": the log is truncated");
-  // The Q slot is free once the tile's last S is done: the producer loads the next tile's Q.
-  if (!last) code.push_back(Instruction::release_stage(Fa3Kernel::q_stage()));
+  // The Q slot is free once the tile's last GEMM is done (cuDNN's SASS arrives on Q's empty
+  // mbarrier after its last P V's wait, before the epilogue): the producer may load a later
+  // tile's Q into it.
+  if (!last) code.push_back(Instruction::release_stage(q_slot_));
   if (pipes)
     compute(kernel_.epilogue_phase(), code, out);
   else

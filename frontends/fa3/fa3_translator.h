@@ -27,8 +27,9 @@ class Fa3EventTranslator {
 
   /// A persistent CTA, one work tile at a time: begin, then append each tile's events in the
   /// CTA's order (`tile_index` for Fa3Kernel::tile_of), then finish. The K/V rings, the WGMMA
-  /// groups and the consumers' turns run on across tiles; the Q slot is released after a tile's
-  /// last S when another tile follows. One tile appended gives translate's program.
+  /// groups and the consumers' turns run on across tiles; the i-th tile's Q is in Q ring slot
+  /// i mod q_stages, released after the tile's last P V when another tile follows. One tile
+  /// appended gives translate's program.
   void begin(std::uint64_t cta, CtaProgram& out);
   void append(std::uint64_t tile_index, const CtaEvents& events, bool last, CtaProgram& out);
   void finish(CtaProgram& out);
@@ -65,6 +66,7 @@ class Fa3EventTranslator {
   std::size_t v_tile_begin_ = 0;
   std::vector<ConsumerState> consumers_;
   std::uint64_t tiles_begun_ = 0;  ///< tiles of this CTA appended so far (the tile hand-off)
+  std::uint8_t q_slot_ = 0;        ///< the Q ring slot of the tile being appended
 };
 
 }  // namespace simfa::fa3

@@ -29,8 +29,8 @@
 namespace simfa::fa3 {
 namespace {
 
-using test::Keys;
 using test::data_path;
+using test::Keys;
 using test::listing;
 using test::read_file;
 using test::repeat;
@@ -802,12 +802,16 @@ std::vector<std::pair<std::int32_t, std::int32_t>> q_loads(const CtaProgram& p) 
   return q;
 }
 
+/// kernel = cudnn: the Q ring's slots are stages 0 and 1 (q_stages 2).
+constexpr std::uint8_t kCudnnQSlots = 2;
+
 TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
   Harness h;
   h.gpu.sm_count = 132;
   auto source = h.make<Fa3Source>(
       {{"kernel", ParamValue{"cudnn"}}, {"model", ParamValue{"llama3-8b"}}, {"seqlen", i64(4096)}});
-  // ncu: 132 CTAs of 3 WarpGroups; the kernel name's 64x128 tile per consumer; 3 stages.
+  // ncu: 132 CTAs of 3 WarpGroups; the kernel name's 64x128 tile per consumer; its SASS: two Q,
+  // two K and two V slots and an O buffer.
   EXPECT_EQ(source->cta_count(), 132u);
   auto p = params_of(*source);
   EXPECT_EQ(p["tiles"], std::to_string(32 * 32));
@@ -816,9 +820,10 @@ TEST(Fa3Cudnn, KernelPresetIsAPersistentGridOfOneCtaPerSm) {
   EXPECT_EQ(p["tile_order"], "ascending");
   EXPECT_EQ(p["softmax"], "pipes");
   EXPECT_EQ(p["block_n"], "128");
-  EXPECT_EQ(p["stages"], "3");
+  EXPECT_EQ(p["stages"], "2");
+  EXPECT_EQ(p["q_stages"], "2");
   EXPECT_EQ(p["mask_ops"], "2");
-  // (128 + 2 x 3 x 128) x 128 x 2 = 229376 bytes: ncu's 232448 less 3 KiB of barriers.
+  // (2 x 128 + 2 x 2 x 128 + 128) x 128 x 2 = 229376 bytes: ncu's 232448 less 3 KiB of barriers.
   EXPECT_EQ(p["smem_bytes"], "229376");
   // Causal: the same. A tile grid smaller than the SMs launches one CTA a tile.
   auto causal = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
@@ -860,9 +865,8 @@ TEST(Fa3Cudnn, FirstWaveBubbleOpensTheFirstWavesCtasOnly) {
     EXPECT_EQ(first_is_bubble(p, persistent->tensor_maps()), p.warpgroups.size()) << cta;
   }
   h.gpu.sm_count = 2;
-  auto per_tile = h.make<Fa3Source>(with(kSmall, {{"heads", i64(8)},
-                                                  {"kv_heads", i64(8)},
-                                                  {"first_wave_bubble", i64(3000)}}));
+  auto per_tile = h.make<Fa3Source>(
+      with(kSmall, {{"heads", i64(8)}, {"kv_heads", i64(8)}, {"first_wave_bubble", i64(3000)}}));
   ASSERT_EQ(per_tile->cta_count(), 8u);
   for (std::uint64_t cta = 0; cta < 8; ++cta) {
     CtaProgram p;
@@ -889,20 +893,20 @@ TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
   // 1 x 1 x 1 x 1024 x 128: 8 Q tiles on 2 CTAs, 4 each; causal with seqlen_k 512: the first 4
   // Q tiles attend no key (torch's and FA3's bottom-right mask), so their consumers store zeros.
   for (const bool blind : {false, true}) {
-    auto source = h.make<Fa3Source>(
-        {{"kernel", ParamValue{"cudnn"}},
-         {"heads", i64(1)},
-         {"seqlen_q", i64(1024)},
-         {"seqlen_k", i64(blind ? 512 : 1024)},
-         {"causal", ParamValue{blind}}});
+    auto source = h.make<Fa3Source>({{"kernel", ParamValue{"cudnn"}},
+                                     {"heads", i64(1)},
+                                     {"seqlen_q", i64(1024)},
+                                     {"seqlen_k", i64(blind ? 512 : 1024)},
+                                     {"causal", ParamValue{blind}}});
     EXPECT_EQ(params_of(*source)["tile_barrier"], "true");
     std::size_t tiles_seen = 0;
     for (std::uint64_t cta = 0; cta < source->cta_count(); ++cta) {
       CtaProgram p;
       source->build(cta, p);
       // A tile a consumer's O store (a tile without keys loads no Q).
-      const auto tiles = std::count_if(p.warpgroups[1].code.begin(), p.warpgroups[1].code.end(),
-                                       [](const Instruction& i) { return i.op == Opcode::kTmaStore; });
+      const auto tiles =
+          std::count_if(p.warpgroups[1].code.begin(), p.warpgroups[1].code.end(),
+                        [](const Instruction& i) { return i.op == Opcode::kTmaStore; });
       if (!blind) {
         EXPECT_EQ(tiles, static_cast<std::int64_t>(q_loads(p).size()));
       }
@@ -932,9 +936,9 @@ TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
         EXPECT_EQ(uses(wg, Opcode::kBarWait, full), tiles) << c;
         EXPECT_EQ(uses(wg, Opcode::kBarArrive, empty), tiles - 1) << c;  // none after the last
         const std::int64_t starts = uses(wg, Opcode::kBarWait, start);
-        const auto q_waits = std::count_if(wg.code.begin(), wg.code.end(), [](const Instruction& i) {
-          return i.op == Opcode::kMbWait && i.stage == Fa3Kernel::q_stage();
-        });
+        const auto q_waits = std::count_if(
+            wg.code.begin(), wg.code.end(),
+            [](const Instruction& i) { return i.op == Opcode::kMbWait && i.stage < kCudnnQSlots; });
         EXPECT_EQ(starts, q_waits) << c;  // a tile with keys: Q's wait, then the barrier
         if (!blind) {
           EXPECT_EQ(starts, tiles) << c;
@@ -948,7 +952,7 @@ TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
           if (i.op == Opcode::kBarWait && i.x == start) {
             ASSERT_GT(k, 0u);
             EXPECT_EQ(wg.code[k - 1].op, Opcode::kMbWait);  // after Q's wait
-            EXPECT_EQ(wg.code[k - 1].stage, Fa3Kernel::q_stage());
+            EXPECT_LT(wg.code[k - 1].stage, kCudnnQSlots);
           }
         }
       }
@@ -962,8 +966,8 @@ TEST(Fa3Cudnn, TilesAreHandedOverThroughNamedBarriers) {
                                 {"tile_barrier", ParamValue{"false"}}});
   auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(1024)}});
   EXPECT_EQ(params_of(*fa3)["tile_barrier"], "false");
-  for (ProgramSource* source : {static_cast<ProgramSource*>(off.get()),
-                                static_cast<ProgramSource*>(fa3.get())}) {
+  for (ProgramSource* source :
+       {static_cast<ProgramSource*>(off.get()), static_cast<ProgramSource*>(fa3.get())}) {
     CtaProgram p;
     source->build(0, p);
     for (const WarpGroupProgram& wg : p.warpgroups)
@@ -984,8 +988,7 @@ TEST(Fa3Cudnn, FirstTileIndexHoldsTheProducersFirstLoad) {
                       {"first_wave_bubble", i64(3000)}};
   auto source = h.make<Fa3Source>(cudnn);
   EXPECT_EQ(params_of(*source)["first_index_cycles"], "1536");  // the kernel's default
-  auto index_bubbles = [](const CtaProgram& p, const std::vector<TensorMap>& maps,
-                          std::size_t wg) {
+  auto index_bubbles = [](const CtaProgram& p, const std::vector<TensorMap>& maps, std::size_t wg) {
     const auto lines = listing(p.warpgroups[wg], p, maps);
     return std::count(lines.begin(), lines.end(), "BUBBLE 700");
   };
@@ -1003,14 +1006,110 @@ TEST(Fa3Cudnn, FirstTileIndexHoldsTheProducersFirstLoad) {
   }
   // A grid without the counter: none.
   for (const char* scheduler : {"static", "none"}) {
-    auto other = h.make<Fa3Source>(with(
-        cudnn, {{"first_index_cycles", i64(700)}, {"scheduler", ParamValue{scheduler}}}));
+    auto other = h.make<Fa3Source>(
+        with(cudnn, {{"first_index_cycles", i64(700)}, {"scheduler", ParamValue{scheduler}}}));
     CtaProgram p;
     other->build(0, p);
     EXPECT_EQ(index_bubbles(p, other->tensor_maps(), 0), 0) << scheduler;
   }
   auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(1024)}});
   EXPECT_EQ(params_of(*fa3)["first_index_cycles"], "0");
+}
+
+// q_stages (docs/calibration.md §27): cuDNN's SASS double-buffers Q (its mbarrier and slot index
+// toggle once a tile) and has two K and two V slots, so a persistent CTA's producer loads the
+// next tile's Q into the other slot while the consumers still use this one; each tile's consumers
+// wait on and free the slot of its Q. With q_stages 1 every tile's Q is slot 0 (FA3's kernel).
+TEST(Fa3Cudnn, QRingHoldsTheNextTilesQ) {
+  Harness h;
+  h.gpu.sm_count = 1;
+  const Keys cudnn = {{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}};
+  for (const std::int64_t q_stages : {0, 1, 3}) {  // 0: the kernel's, 2
+    auto source = h.make<Fa3Source>(with(cudnn, {{"q_stages", i64(q_stages)}}));
+    const std::uint32_t slots = q_stages == 0 ? 2 : static_cast<std::uint32_t>(q_stages);
+    EXPECT_EQ(params_of(*source)["q_stages"], std::to_string(slots));
+    ASSERT_EQ(source->cta_count(), 1u);  // the four Q tiles in one CTA
+    CtaProgram p;
+    source->build(0, p);
+    EXPECT_EQ(p.stage_count, slots + 2 * 2);  // then the K ring and the V ring, two each
+    EXPECT_EQ(p.smem_bytes, (slots * 128 + 2 * 2 * 128 + 128) * 128 * 2);  // and the O buffer
+    std::vector<std::uint32_t> q_loads, k_loads;
+    const std::vector<Instruction>& producer = p.warpgroups[0].code;
+    for (std::size_t k = 0; k < producer.size(); ++k) {
+      const Instruction& i = producer[k];
+      if (i.op != Opcode::kTmaLoad) continue;
+      ASSERT_GT(k, 0u);
+      EXPECT_EQ(producer[k - 1].op, Opcode::kAcquireStage);  // the slot first
+      EXPECT_EQ(producer[k - 1].stage, i.stage);
+      (i.map == kMapQ ? q_loads : k_loads).push_back(i.stage);
+    }
+    ASSERT_EQ(q_loads.size(), 4u);
+    for (std::uint32_t t = 0; t < 4; ++t) EXPECT_EQ(q_loads[t], t % slots) << t;
+    for (const std::uint32_t stage : k_loads) EXPECT_GE(stage, slots);  // K and V: past the Q ring
+    for (std::uint32_t c = 1; c <= 2; ++c) {
+      std::vector<std::uint32_t> waits, releases;
+      for (const Instruction& i : p.warpgroups[c].code) {
+        if (i.op == Opcode::kMbWait && i.stage < slots) waits.push_back(i.stage);
+        if (i.op == Opcode::kReleaseStage && i.stage < slots) releases.push_back(i.stage);
+      }
+      EXPECT_EQ(waits, q_loads) << c;  // each tile's Q where the producer put it
+      EXPECT_EQ(releases, std::vector<std::uint32_t>(q_loads.begin(), q_loads.end() - 1)) << c;
+    }
+  }
+  auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(512)}});
+  EXPECT_EQ(params_of(*fa3)["q_stages"], "1");
+}
+
+// tile_start_cycles, epilogue_cycles (docs/calibration.md §27): cuDNN's tile code besides its
+// waits, from its SASS's samples: 260 cycles before each tile's Q wait, and an epilogue of at
+// least 665 cycles at D = 64 and 936 at D = 128 (linear in D between), before the O store.
+TEST(Fa3Cudnn, TileCodeCostsWhatCudnnsSamplesSay) {
+  Harness h;
+  h.gpu.sm_count = 1;
+  const Keys cudnn = {{"kernel", ParamValue{"cudnn"}}, {"heads", i64(1)}, {"seqlen", i64(512)}};
+  for (const auto& [d, epilogue] : {std::pair{128, 936u}, {64, 665u}, {96, 801u}}) {
+    auto source = h.make<Fa3Source>(with(cudnn, {{"head_dim", i64(d)}}));
+    auto params = params_of(*source);
+    EXPECT_EQ(params["tile_start_cycles"], "260") << d;
+    EXPECT_EQ(params["epilogue_cycles"], std::to_string(epilogue)) << d;
+    CtaProgram p;
+    source->build(0, p);
+    for (std::uint32_t c = 1; c <= 2; ++c) {
+      const std::vector<Instruction>& code = p.warpgroups[c].code;
+      std::uint32_t starts = 0, stores = 0;
+      for (std::size_t k = 1; k < code.size(); ++k) {
+        if (code[k].op == Opcode::kMbWait && code[k].stage < kCudnnQSlots) {
+          EXPECT_EQ(code[k - 1].op, Opcode::kBubble) << d;  // the tile's start, then Q's wait
+          EXPECT_FALSE(code[k - 1].is_compute());
+          EXPECT_EQ(code[k - 1].x, 260u);
+          ++starts;
+        }
+        if (code[k].op == Opcode::kTmaStore) {
+          EXPECT_TRUE(code[k - 1].is_compute()) << d;  // the epilogue, then the O store
+          EXPECT_EQ(code[k - 1].x, epilogue) << d;
+          ++stores;
+        }
+      }
+      EXPECT_EQ(starts, 4u);  // once a tile
+      EXPECT_EQ(stores, 4u);
+    }
+  }
+  auto off =
+      h.make<Fa3Source>(with(cudnn, {{"tile_start_cycles", i64(0)}, {"epilogue_cycles", i64(0)}}));
+  CtaProgram p;
+  off->build(0, p);
+  const std::vector<Instruction>& code = p.warpgroups[1].code;
+  for (std::size_t k = 1; k < code.size(); ++k) {
+    if (code[k].op == Opcode::kMbWait && code[k].stage < kCudnnQSlots) {
+      EXPECT_NE(code[k - 1].op, Opcode::kBubble);
+    }
+    if (code[k].op == Opcode::kTmaStore) {
+      EXPECT_EQ(code[k - 1].x, 0u);
+    }
+  }
+  auto fa3 = h.make<Fa3Source>({{"heads", i64(1)}, {"seqlen", i64(512)}});
+  EXPECT_EQ(params_of(*fa3)["tile_start_cycles"], "0");
+  EXPECT_EQ(params_of(*fa3)["epilogue_cycles"], "0");
 }
 
 TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
@@ -1036,8 +1135,8 @@ TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
       // O once a tile and exits once.
       std::uint32_t q_waits = 0, q_releases = 0, arrivals_on_1 = 0;
       for (const Instruction& i : wg.code) {
-        q_waits += i.op == Opcode::kMbWait && i.stage == Fa3Kernel::q_stage();
-        q_releases += i.op == Opcode::kReleaseStage && i.stage == Fa3Kernel::q_stage();
+        q_waits += i.op == Opcode::kMbWait && i.stage < kCudnnQSlots;
+        q_releases += i.op == Opcode::kReleaseStage && i.stage < kCudnnQSlots;
         arrivals_on_1 += i.op == Opcode::kBarArrive && i.x == 1;
       }
       EXPECT_EQ(q_waits, tiles);
@@ -1050,11 +1149,12 @@ TEST(Fa3Cudnn, StaticSchedulerHandsCtaCEveryGridthTile) {
       // 1 also arrives once at the start (mma_init, once a CTA).
       EXPECT_EQ(arrivals_on_1, c == 1 ? 1u : 8 * tiles);
     }
-    // The K/V rings run on across tiles: the i-th K load of the CTA is in slot 1 + i % 3.
+    // The K/V rings run on across tiles: the i-th K load of the CTA is in slot 2 + i % 2 (after
+    // the two Q slots).
     std::uint32_t k = 0;
     for (const Instruction& i : p.warpgroups[0].code)
       if (i.op == Opcode::kTmaLoad && i.map == kMapK) {
-        EXPECT_EQ(i.stage, 1 + k++ % 3);
+        EXPECT_EQ(i.stage, kCudnnQSlots + k++ % 2);
       }
   }
 }
@@ -1269,7 +1369,7 @@ TEST(Fa3Cudnn, IntegerWorkRunsBesideEachGemm) {
   auto params = params_of(*source);
   EXPECT_EQ(params["op_counts"], "cudnn");
   EXPECT_EQ(params["o_rescale"], "after_pv");
-  EXPECT_EQ(params["exp_step_per_cycle"], "14.84");
+  EXPECT_EQ(params["exp_step_per_cycle"], "10.58");  // the exp step's rate beside WGMMAs
   CtaProgram p;
   source->build(0, p);
   const std::vector<Instruction>& code = p.warpgroups[1].code;
