@@ -1,6 +1,8 @@
 #include "kernel/event_queue.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -86,13 +88,33 @@ std::size_t SlotBitmap::find_after_word(std::size_t word) const {
 
 // --- CalendarQueue -------------------------------------------------------------------------------
 
+std::size_t CalendarQueue::find_slot(std::size_t from) const {
+  // Eight slots a load: a period of 4096 cycles is 512 words, so an idle stretch costs a load per
+  // eight cycles of the period it ends in at most, and a busy cycle's search usually stops in the
+  // word it starts in.
+  static_assert(std::endian::native == std::endian::little, "find_slot() reads bytes as words");
+  const std::uint8_t* bytes = slot_priorities_.data();
+  const std::size_t end = slot_priorities_.size();
+  std::size_t word = from / 8 * 8;
+  if (word >= end) return mask_ + 1;
+  std::uint64_t bits;
+  std::memcpy(&bits, bytes + word, 8);
+  bits &= ~std::uint64_t{0} << (8 * (from % 8));
+  while (bits == 0) {
+    word += 8;
+    if (word >= end) return mask_ + 1;
+    std::memcpy(&bits, bytes + word, 8);
+  }
+  return word + static_cast<std::size_t>(std::countr_zero(bits)) / 8;
+}
+
 CalendarQueue::CalendarQueue(std::size_t wheel_cycles)
     : period_shift_(static_cast<unsigned>(std::countr_zero(wheel_cycles))),
       mask_(wheel_cycles - 1),
       period_end_(wheel_cycles),
       slots_(wheel_cycles),
-      slot_priorities_(wheel_cycles, 0),
-      busy_slots_(wheel_cycles),
+      // Whole 8-byte words, for find_slot(); the bytes past the wheel stay 0.
+      slot_priorities_((wheel_cycles + 7) / 8 * 8, 0),
       buckets_(kPeriodBuckets),
       bucket_min_(kPeriodBuckets, kNever),
       busy_buckets_(kPeriodBuckets) {
@@ -102,10 +124,6 @@ CalendarQueue::CalendarQueue(std::size_t wheel_cycles)
   }
 }
 
-Cycle CalendarQueue::now() const { return now_; }
-bool CalendarQueue::empty() const { return size() == 0; }
-std::size_t CalendarQueue::size() const { return issued_ - fired_ - cancelled_; }
-std::uint64_t CalendarQueue::fired() const { return fired_; }
 
 std::uint32_t CalendarQueue::take_node() {
   const std::uint32_t n = free_nodes_;
@@ -118,31 +136,7 @@ std::uint32_t CalendarQueue::take_node() {
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 
-inline const CalendarQueue::Entry& CalendarQueue::front(Fifo fifo) const {
-  return nodes_[nodes_[fifo.tail].next].entry;
-}
-
-inline CalendarQueue::Entry CalendarQueue::pop_front(Fifo& fifo) const {
-  Node& tail = nodes_[fifo.tail];
-  const std::uint32_t n = tail.next;
-  Node& node = nodes_[n];
-  if (n == fifo.tail) {
-    fifo.tail = kNil;
-  } else {
-    tail.next = node.next;
-    // The FIFO's next front, read by the next pop of this cycle: its node was written when it
-    // was scheduled, long ago, and is rarely still in the host's cache.
-    __builtin_prefetch(&nodes_[node.next]);
-  }
-  node.next = free_nodes_;
-  free_nodes_ = n;
-  return node.entry;
-}
-
 inline void CalendarQueue::add_to_slot(std::size_t slot, const Entry& e, std::uint32_t node) {
-  // Set even when already set: whether the slot was empty is a coin toss on the simulator's mix,
-  // and the mispredicted branch cost more than the store (~9% on benches/event_queue_bench.cpp).
-  busy_slots_.set(slot);
   const unsigned p = priority_of(e.seq_prio);
   Fifo& fifo = slots_[slot].events[p];
   // The node whose `next` becomes the new node: the tail, or the new node itself (a FIFO of one).
@@ -184,21 +178,24 @@ void CalendarQueue::place_after_period(Cycle when, const Entry& e) {
 EventId CalendarQueue::schedule(Cycle when, EventTarget& target, std::uint64_t payload,
                                 Priority priority) {
   const auto p = static_cast<unsigned>(priority);
-  if (when < now_ || when == kNever || p >= kPriorityCount) throw_bad_schedule(when, p, now_);
-  // The common case, handled here: a slot of this period, a pooled node and an open chunk of
-  // sequence numbers (a few percent faster on benches/event_queue_bench.cpp than place() for all).
   const std::uint32_t node = free_nodes_;
-  if (when >= period_end_ || node == kNil || (tracking_ && pending_.add_opens_chunk())) {
+  // The common case, handled here: a slot of this period (one unsigned comparison also sends
+  // `when` < now_ and kNever to schedule_any(), which throws), a pooled node and no pending set
+  // to keep. A fast path with few live values saves the register spills of a general one: 30%
+  // of this function's instructions (docs/performance.md §12).
+  if (when - now_ >= period_end_ - now_ || node == kNil || p >= kPriorityCount || tracking_)
+    [[unlikely]]
     return schedule_any(when, target, payload, p);
-  }
   free_nodes_ = nodes_[node].next;
-  const std::uint64_t seq = next_seq();
+  const std::uint64_t seq = issued_++;
   add_to_slot(when & mask_, Entry{&target, payload, seq << kPriorityBits | p}, node);
   return EventId{seq};
 }
 
 EventId CalendarQueue::schedule_any(Cycle when, EventTarget& target, std::uint64_t payload,
                                     unsigned priority) {
+  if (when < now_ || when == kNever || priority >= kPriorityCount)
+    throw_bad_schedule(when, priority, now_);
   const std::uint64_t seq = next_seq();
   place(when, Entry{&target, payload, seq << kPriorityBits | priority});
   return EventId{seq};
@@ -252,9 +249,7 @@ bool CalendarQueue::drop_cancelled_in_slot(std::size_t index) const {
     }
     if (fifo.empty()) priorities &= static_cast<std::uint8_t>(~(1U << std::countr_zero(m)));
   }
-  if (priorities != 0) return true;
-  busy_slots_.reset(index);
-  return false;
+  return priorities != 0;
 }
 
 bool CalendarQueue::drop_cancelled_in_bucket(std::size_t bucket) const {
@@ -272,8 +267,7 @@ bool CalendarQueue::drop_cancelled_in_bucket(std::size_t bucket) const {
 template <bool kDropCancelled>
 Cycle CalendarQueue::settle() const {
   // Slots hold only cycles from now_ on within its period: no wrap-around.
-  for (std::size_t slot = busy_slots_.find_from(now_ & mask_); slot <= mask_;
-       slot = busy_slots_.find_from(slot + 1)) {
+  for (std::size_t slot = find_slot(now_ & mask_); slot <= mask_; slot = find_slot(slot + 1)) {
     if (!kDropCancelled || drop_cancelled_in_slot(slot)) return (now_ & ~Cycle{mask_}) | slot;
   }
   // Buckets hold the periods after now_'s, and now_'s own bucket is empty, so one circular scan
@@ -329,10 +323,10 @@ Cycle CalendarQueue::next_cycle() const {
   return cancelled_stored_ == 0 ? settle<false>() : settle<true>();
 }
 
-bool CalendarQueue::fire_next(Cycle limit) {
-  // Usually the next event is in a slot of the current period and nothing is cancelled: one
-  // bitmap lookup finds it.
-  std::size_t slot = cancelled_stored_ == 0 ? busy_slots_.find_from(now_ & mask_) : mask_ + 1;
+bool CalendarQueue::fire_next_slow(Cycle limit) {
+  // Usually the next event is in a slot of the current period, a few slots on, and nothing is
+  // cancelled: a word or two of slot_priorities_ find it.
+  std::size_t slot = cancelled_stored_ == 0 ? find_slot(now_ & mask_) : mask_ + 1;
   if (slot <= mask_) {
     const Cycle t = (now_ & ~Cycle{mask_}) | slot;
     if (t > limit) return false;
@@ -355,9 +349,8 @@ bool CalendarQueue::fire_next(Cycle limit) {
     const auto p = static_cast<unsigned>(std::countr_zero(priorities));
     Fifo& fifo = slots_[slot].events[p];
     e = pop_front(fifo);
-    // Without branches on whether the FIFO or the slot emptied, for the reason in add_to_slot().
+    // Without a branch on whether the FIFO emptied: it is a coin toss on the simulator's mix.
     priorities &= static_cast<std::uint8_t>(~(unsigned{fifo.empty()} << p));
-    busy_slots_.reset_if(slot, priorities == 0);
     if (!tracking_ || pending_.erase(seq_of(e.seq_prio))) break;
     --cancelled_stored_;
   }

@@ -25,8 +25,6 @@ class PendingSeqs {
   PendingSeqs();
   /// Issues the next sequence number and marks it pending.
   std::uint64_t add();
-  /// Whether the next add() needs a new chunk, the only case where it calls out of line.
-  bool add_opens_chunk() const;
   /// Sequence numbers issued so far.
   std::uint64_t issued() const;
   /// Unmarks `seq`; false when it was not pending (fired, cancelled or never issued).
@@ -103,7 +101,8 @@ class CalendarQueue final : public simfa::EventQueue {
   /// The cycle of the earliest pending event; kNever when empty.
   Cycle next_cycle() const;
   /// Fires the earliest pending event (setting now() to its cycle) if its cycle is at most
-  /// `limit`; false when there is none (empty, or the next event is later than `limit`).
+  /// `limit`; false when there is none (empty, or the next event is later than `limit`). Inline:
+  /// the run loop fires every event through it.
   bool fire_next(Cycle limit = kNever);
   std::uint64_t fired() const;
 
@@ -143,6 +142,11 @@ class CalendarQueue final : public simfa::EventQueue {
     std::array<Fifo, kPriorityCount> events;
   };
 
+  // The first busy slot >= `from`, or mask_ + 1 when there is none in the period.
+  std::size_t find_slot(std::size_t from) const;
+  // fire_next() for every case but the common one: another event of the current cycle, nothing
+  // cancelled, the pending set not kept.
+  bool fire_next_slow(Cycle limit);
   // With kDropCancelled, drops the cancelled entries ahead of the earliest pending event (only
   // needed while some are stored). Returns that event's cycle, or kNever.
   template <bool kDropCancelled>
@@ -157,7 +161,8 @@ class CalendarQueue final : public simfa::EventQueue {
   void place_after_period(Cycle when, const Entry& e);
   void add_to_slot(std::size_t slot, const Entry& e, std::uint32_t node);
   // schedule() for every case; schedule() handles the common one itself.
-  EventId schedule_any(Cycle when, EventTarget& target, std::uint64_t payload, unsigned priority);
+  [[gnu::noinline]] EventId schedule_any(Cycle when, EventTarget& target, std::uint64_t payload,
+                                         unsigned priority);
   std::uint64_t next_seq() {
     if (tracking_) pending_.add();  // issues issued_ too: both count from 0
     return issued_++;
@@ -190,9 +195,11 @@ class CalendarQueue final : public simfa::EventQueue {
   mutable std::uint32_t free_nodes_ = kNil;
   // Events of the cycles of now_'s period from now_ on, in slot `cycle & mask_`.
   mutable std::vector<Slot> slots_;
-  // Bit p of slot_priorities_[i] is set iff slots_[i].events[p] is not empty.
+  // Bit p of slot_priorities_[i] is set iff slots_[i].events[p] is not empty; a slot is busy iff
+  // its byte is not 0, and find_slot() scans them. A bitmap of busy slots beside them (with a
+  // summary word per 4096 slots) cost every event a read-modify-write of both, to set or clear
+  // it: a fifth of schedule()'s and fire_next()'s instructions (docs/performance.md §12).
   mutable std::vector<std::uint8_t> slot_priorities_;
-  mutable SlotBitmap busy_slots_;
   // Events of the next kPeriodBuckets - 1 periods, in bucket `period % kPeriodBuckets`, in
   // sequence order; spread over the slots when their period begins.
   mutable std::vector<std::vector<TimedEntry>> buckets_;
@@ -212,8 +219,46 @@ class CalendarQueue final : public simfa::EventQueue {
 
 inline std::uint64_t PendingSeqs::issued() const { return next_; }
 
-inline bool PendingSeqs::add_opens_chunk() const {
-  return next_ % (std::uint64_t{1} << kChunkShift) == 0;
+inline Cycle CalendarQueue::now() const { return now_; }
+inline bool CalendarQueue::empty() const { return size() == 0; }
+inline std::size_t CalendarQueue::size() const { return issued_ - fired_ - cancelled_; }
+inline std::uint64_t CalendarQueue::fired() const { return fired_; }
+
+inline const CalendarQueue::Entry& CalendarQueue::front(Fifo fifo) const {
+  return nodes_[nodes_[fifo.tail].next].entry;
+}
+
+inline CalendarQueue::Entry CalendarQueue::pop_front(Fifo& fifo) const {
+  Node& tail = nodes_[fifo.tail];
+  const std::uint32_t n = tail.next;
+  Node& node = nodes_[n];
+  if (n == fifo.tail) {
+    fifo.tail = kNil;
+  } else {
+    tail.next = node.next;
+    // The FIFO's next front, read by the next pop of this cycle: its node was written when it
+    // was scheduled, long ago, and is rarely still in the host's cache.
+    __builtin_prefetch(&nodes_[node.next]);
+  }
+  node.next = free_nodes_;
+  free_nodes_ = n;
+  return node.entry;
+}
+
+inline bool CalendarQueue::fire_next(Cycle limit) {
+  // The common case: the current cycle has another event.
+  const std::size_t slot = now_ & mask_;
+  std::uint8_t& priorities = slot_priorities_[slot];
+  if (priorities == 0 || now_ > limit || cancelled_stored_ != 0 || tracking_) [[unlikely]]
+    return fire_next_slow(limit);
+  const auto p = static_cast<unsigned>(std::countr_zero(priorities));
+  Fifo& fifo = slots_[slot].events[p];
+  const Entry e = pop_front(fifo);
+  // Without a branch on whether the FIFO emptied: it is a coin toss on the simulator's mix.
+  priorities &= static_cast<std::uint8_t>(~(unsigned{fifo.empty()} << p));
+  ++fired_;
+  e.target->on_event(now_, e.payload);
+  return true;
 }
 
 inline std::uint64_t PendingSeqs::add() {

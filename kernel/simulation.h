@@ -100,6 +100,9 @@ class Simulation final : private CtaHost {
   /// The last cycle an event may fire at before the run counts as stalled (kNever: no limit).
   Cycle stall_bound() const;
   void check_timeout(Cycle now);
+  // fire_next_event()'s rare cases, out of line.
+  [[gnu::cold, gnu::noinline]] void too_many_events(Cycle now);
+  [[gnu::cold, gnu::noinline]] void every_64k_events(Cycle now);
 
   const Manifest& manifest_;
   const ComponentConfig& workload_config_;
