@@ -238,13 +238,16 @@ Cycle WgmmaHalfN::busy_until(Cycle now) const {
   if (!coupling_.on()) return std::max(now, pipeline_free_);
   // The buffer holds finished WGMMAs only until their completion latency is over; the last
   // unfinished one ends the occupancy, at the FP32 load said so far.
-  Cycle end = now;
-  double t = served_to_;
-  for (std::size_t i = 0; i < buffer_.size(); ++i) {
-    const Buffered& b = buffer_.at(i);
-    end = std::max(end, b.finish != kNever ? b.finish : predicted_finish(b.left, t));
+  if (known_end_ == kNever) {
+    Cycle end = 0;
+    double t = served_to_;
+    for (std::size_t i = 0; i < buffer_.size(); ++i) {
+      const Buffered& b = buffer_.at(i);
+      end = std::max(end, b.finish != kNever ? b.finish : predicted_finish(b.left, t));
+    }
+    known_end_ = end;
   }
-  return end;
+  return std::max(now, known_end_);
 }
 
 void WgmmaHalfN::on_event(Cycle now, std::uint64_t payload) {
@@ -259,6 +262,8 @@ void WgmmaHalfN::on_event(Cycle now, std::uint64_t payload) {
 }
 
 void WgmmaHalfN::serve_until(Cycle now) {
+  // Every change of the coupled state (served time, the buffer, the FP32 loads) begins here.
+  known_end_ = kNever;
   double t = served_to_;
   const auto until = static_cast<double>(now);
   for (std::size_t i = 0; i < buffer_.size() && t < until; ++i) {
@@ -289,16 +294,21 @@ void WgmmaHalfN::serve_until(Cycle now) {
 }
 
 void WgmmaHalfN::schedule_checks() {
+  // The predictions of busy_until(), in the same order from the same state: they give it its
+  // answer too.
   double t = served_to_;
+  Cycle end = 0;
   for (std::size_t i = 0; i < buffer_.size(); ++i) {
     Buffered& b = buffer_.at(i);
-    const Cycle complete =
-        (b.finish != kNever ? b.finish : predicted_finish(b.left, t)) + completion_latency_;
+    const Cycle finish = b.finish != kNever ? b.finish : predicted_finish(b.left, t);
+    end = std::max(end, finish);
+    const Cycle complete = finish + completion_latency_;
     if (complete < b.check_at) {
       b.check_at = complete;
       events_.schedule(complete, *this, kCheck + kEventKinds * b.serial, Priority::kMemory);
     }
   }
+  known_end_ = end;
 }
 
 Cycle WgmmaHalfN::predicted_finish(double left, double& t) const {
@@ -322,6 +332,7 @@ void WgmmaHalfN::on_check(Cycle now, std::uint64_t serial) {
          buffer_.front().finish + completion_latency_ <= now) {
     const std::uint64_t token = buffer_.front().token;
     buffer_.pop();
+    known_end_ = kNever;  // the client may ask busy_until() from its answer
     client_->on_wgmma_complete(now, token);
   }
   // This check was its WGMMA's latest and came too early (the FP32 load rose): check again.

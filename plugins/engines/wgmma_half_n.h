@@ -130,6 +130,12 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   RingQueue<Buffered> buffer_;
   std::uint64_t next_serial_ = 0;
   double served_to_ = 0;     ///< coupled: the pipeline's state is known up to this time
+  /// Coupled: the latest end of the buffered WGMMAs' occupancy as the last schedule_checks() or
+  /// busy_until() predicted it (kNever: not known since the state last changed). The SM asks
+  /// busy_until() right after each issue, whose schedule_checks() has just made the very same
+  /// predictions; repeating them was a twentieth of a memory.ideal GEMM's instructions on
+  /// h200.toml (docs/performance.md §12).
+  mutable Cycle known_end_ = kNever;
   Cycle pipeline_free_ = 0;  ///< when the pipeline finishes the last accepted WGMMA
   Cycle next_issue_ = 0;     ///< earliest cycle of the next accepted issue
   /// can_accept said no since the last on_wgmma_slot_free: the client waits for a call.
