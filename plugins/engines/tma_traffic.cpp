@@ -65,6 +65,13 @@ void TmaTraffic::describe(Schema& schema) {
       .doc("distinct lines the requests of rows past the edge cycle over (edge_rows = "
            "requested); 16: one per L2 coalescer that receives them on the H200 (ncu, "
            "validation/h200/tma_load.csv); configs/h200.toml calibrates 12 on the timings");
+  schema.real("response_bytes_per_cycle")
+      .unit("bytes/SM cycle")
+      .def(0)
+      .range(0, 1 << 16)
+      .doc("the rate at which the lines of TMA loads return into one SM, one line after another "
+           "in arrival order; a load completes when its last line has passed (0: no limit, lines "
+           "land as the memory system answers them)");
   schema.string("store_completion")
       .def("acked")
       .choices({"acked", "sent"})
@@ -105,6 +112,9 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
     context.params.fail("line_bytes", "line_bytes = " + std::to_string(line) +
                                           " is not a multiple of the 32-byte sector");
   request_bytes_ = dedup_ ? static_cast<std::uint32_t>(line) : kSectorBytes;
+  const double port_rate = context.params.real("response_bytes_per_cycle");
+  if (port_rate > 0)
+    port_line_time_ = static_cast<std::uint64_t>(request_bytes_ * double(kPortScale) / port_rate);
 }
 
 void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
@@ -178,6 +188,7 @@ void TmaTraffic::deduplicate() {
 }
 
 void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
+  if (payload & kLandedBit) return complete(now, static_cast<std::uint32_t>(payload >> 32));
   if (payload != 0) return report_sent(now, payload);
   step_pending_ = false;
   if (bursts_) return book(now);
@@ -220,7 +231,13 @@ void TmaTraffic::on_response(Cycle now, const MemRequest& request) {
   const auto slot = static_cast<std::uint32_t>(request.token);
   Op& op = ops_[slot];
   ++op.returned;
-  if (op.generated && op.returned == op.requests) complete(now, slot);
+  const Cycle landed = port_line_time_ != 0 && !request.write ? pass_port(now) : now;
+  if (op.generated && op.returned == op.requests) {
+    if (landed == now)
+      complete(now, slot);
+    else
+      events_.schedule(landed, *this, std::uint64_t{slot} << 32 | kLandedBit, Priority::kEngine);
+  }
   if (bursts_) return book(now);
   arm(now);
 }
@@ -300,6 +317,14 @@ void TmaTraffic::book(Cycle now) {
                                  direct > 0 ? requests_per_cycle_ : requests_per_cycle_ - used,
                                  requests_per_cycle_});
   }
+}
+
+Cycle TmaTraffic::pass_port(Cycle now) {
+  // The line passes when it arrives or when the port has done with the line before it, the
+  // later of the two; the port is then busy for this line's bytes.
+  const std::uint64_t start = std::max(now * kPortScale, port_free_);
+  port_free_ = start + port_line_time_;
+  return start == now * kPortScale ? now : (start + kPortScale - 1) / kPortScale;
 }
 
 void TmaTraffic::complete(Cycle now, std::uint32_t slot) {

@@ -10,6 +10,11 @@
 // Nothing is scheduled while the engine waits: a response or an issue re-arms it. With a memory
 // port that takes bursts, lines are booked ahead instead, each at the cycle the step would send
 // it, so that a step event per line is not needed (docs/performance.md §10).
+//
+// With `response_bytes_per_cycle`, the lines a load gets back pass the SM's response port one
+// after another in arrival order, the port busy for a line's bytes at its rate; a load completes
+// when its last line has passed. A line that finds the port idle passes at once: the port adds
+// queueing, not latency.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +70,11 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   static std::uint64_t sent_payload(std::uint32_t slot, std::uint32_t serial) {
     return std::uint64_t{serial} << 32 | (std::uint64_t{slot} + 1);
   }
+  /// The cycle a load's line that arrives now passes the response port.
+  Cycle pass_port(Cycle now);
+  /// Marks the event payload of a load's completion after its last line's turn at the port:
+  /// (slot << 32) | kLandedBit; sent_payload's low word, a slot + 1, never has the bit.
+  static constexpr std::uint64_t kLandedBit = std::uint64_t{1} << 31;
   /// The first cycle at which a step could send a request or start an op (kNever: none until a
   /// response or an issue changes the state).
   Cycle next_step(Cycle now) const;
@@ -97,6 +107,11 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   std::vector<std::pair<Addr, std::uint32_t>> dedup_scratch_;  ///< (address, first position)
 
   std::uint32_t outstanding_ = 0;
+  // The response port, in 1/kPortScale SM cycles: how long one line keeps it busy (0: no port),
+  // and when it is next free.
+  static constexpr std::uint64_t kPortScale = std::uint64_t{1} << 16;
+  std::uint64_t port_line_time_ = 0;
+  std::uint64_t port_free_ = 0;
   bool bursts_ = false;           ///< the port takes bursts: lines are booked ahead
   // Line by line: the cycle of the step that sent `budget_used_` requests. Booked ahead: the
   // cycle the last booked line leaves, with `budget_used_` lines booked in it.

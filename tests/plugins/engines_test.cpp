@@ -346,6 +346,39 @@ TEST(TmaTraffic, StoreCompletesWhenSent) {
   EXPECT_EQ(t.stat("busy_cycles"), 397u);
 }
 
+// response_bytes_per_cycle: the lines of a load pass the SM's response port one after another.
+// Four requests a cycle leave at 170..185 and arrive at 270..285, four a cycle; at 64 B a cycle a
+// 128-byte line takes 2 cycles, so line i passes at 270 + 2 i and the last (63) at 396, not 285.
+TEST(TmaTraffic, ResponsePortSpacesTheLinesOfALoad) {
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  TrafficBench free_port(100, {{"requests_per_cycle", std::int64_t{4}}});
+  free_port.tma->issue(0, load(m, 0, 0, 1));
+  free_port.bench.events.run();
+  EXPECT_EQ(free_port.client.done, (std::vector<Done>{{285, 1, 8192}}));
+
+  TrafficBench t(100, {{"requests_per_cycle", std::int64_t{4}},
+                       {"response_bytes_per_cycle", 64.0}});
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.bench.events.run();
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{396, 1, 8192}}));
+}
+
+// A fractional rate keeps its fraction across lines and ops: at 48 B a cycle a line takes 8/3
+// cycles, so of the 128 lines arriving from 270 line i passes at 270 + 8 i / 3, rounded up: op 1's
+// last (63) at 270 + 168 = 438, op 2's (127) at 270 + 338.7 -> 609. Writes do not use the port: a
+// store issued with them completes on its last answer, as without one (its lines wait for request
+// slots, max_outstanding 128, and leave as op 1's answers arrive, 270..285: answered at 385).
+TEST(TmaTraffic, ResponsePortKeepsFractionsAndLetsWritesBy) {
+  TrafficBench t(100, {{"requests_per_cycle", std::int64_t{4}},
+                       {"response_bytes_per_cycle", 48.0}});
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.tma->issue(0, load(m, 64, 0, 2));
+  t.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 0, 64, 3));
+  t.bench.events.run();
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{385, 3, 8192}, {438, 1, 8192}, {609, 2, 8192}}));
+}
+
 TEST(TmaTraffic, BusyCyclesAreTheUnionOfOpIntervals) {
   TrafficBench t(100);
   const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
