@@ -166,10 +166,12 @@ std::string format_describe(const CatalogEntry& entry) {
           {p.name, to_string(p.type), p.unit, format_default(p), format_allowed(p), p.doc});
     out += text_table(rows, "  ");
   }
-  if (!schema.slots().empty()) {
+  if (!schema.slots().empty() || !schema.engine_slots().empty()) {
     out += "\nslots:\n";
     std::vector<Row> rows{{"NAME", "KIND", "DESCRIPTION"}};
     for (const auto& s : schema.slots()) rows.push_back({s.name, s.kind, slot_doc(s)});
+    if (!schema.engine_slots().empty())
+      rows.push_back({"<kind>", "<kind>", schema.engine_slots() + " (optional)"});
     out += text_table(rows, "  ");
   }
   if (!schema.stats().empty()) {
@@ -211,10 +213,12 @@ std::string format_reference_markdown(const SchemaCatalog& catalog) {
         out += "\n" + markdown_table(
                           {"Parameter", "Type", "Unit", "Default", "Allowed", "Description"}, rows);
       }
-      if (!schema.slots().empty()) {
+      if (!schema.slots().empty() || !schema.engine_slots().empty()) {
         std::vector<Row> rows;
         for (const auto& s : schema.slots())
           rows.push_back({code(s.name), code(s.kind), cell(slot_doc(s))});
+        if (!schema.engine_slots().empty())
+          rows.push_back({"*kind*", "*kind*", cell(schema.engine_slots() + " (optional)")});
         out += "\n" + markdown_table({"Slot", "Kind", "Description"}, rows);
       }
       if (!schema.stats().empty()) {

@@ -557,7 +557,8 @@ const SlotSpec* find_slot(const Schema& schema, std::string_view name) {
 // parameters that are valid, defaults included, in declaration order.
 std::vector<Params::Entry> resolve_params(const DocTable& table, const std::string& path,
                                           const Schema& schema, std::string_view reserved,
-                                          const std::string& suffix, Diagnostics& diagnostics) {
+                                          const std::string& suffix, Diagnostics& diagnostics,
+                                          const std::vector<std::string>& engine_slots = {}) {
   const TableContext cx{path, suffix, diagnostics};
   std::vector<Params::Entry> entries;
   for (const ParamSpec& spec : schema.params()) {
@@ -594,17 +595,31 @@ std::vector<Params::Entry> resolve_params(const DocTable& table, const std::stri
                                   guess.empty() ? "" : " (did you mean '" + guess + "'?)", suffix));
   }
   for (const DocTable& t : table.tables) {
-    if (find_slot(schema, t.name)) continue;
+    if (find_slot(schema, t.name) ||
+        std::find(engine_slots.begin(), engine_slots.end(), t.name) != engine_slots.end())
+      continue;
     const std::string guess = closest_match(t.name, slot_names);
     std::string hint;
     if (!guess.empty()) {
       hint = fmt::format(" (did you mean [{}.{}]?)", path, guess);
+      // An engine for a plugin's instructions whose library is not loaded: say so.
+      if (!schema.engine_slots().empty())
+        hint += fmt::format(
+            "; no loaded plugin adds instructions of kind '{}' (is its library on the plugin "
+            "path?)",
+            t.name);
     } else {
       // An SM plugin without the engine a manifest names: say which ones it has.
       std::vector<std::string> declared;
       for (const std::string& name : slot_names) declared.push_back("[" + path + "." + name + "]");
+      for (const std::string& name : engine_slots) declared.push_back("[" + path + "." + name + "]");
       hint = declared.empty() ? "; its plugin declares no sub-slots"
                               : fmt::format("; its plugin declares {}", fmt::join(declared, ", "));
+      if (!schema.engine_slots().empty())
+        hint += engine_slots.empty()
+                    ? ", and takes an engine for each kind of instruction a plugin adds (no "
+                      "loaded plugin adds one)"
+                    : ", and an engine for each kind of instruction a plugin adds";
     }
     diagnostics.error(
         t.where, fmt::format("[{0}] unknown table [{0}.{1}]{2}{3}", path, t.name, hint, suffix));
@@ -935,8 +950,20 @@ void resolve_component(const DocTable& table, const std::string& slot, const Cat
                        std::string_view selector, const SchemaCatalog& catalog,
                        std::vector<ComponentConfig>& out, Diagnostics& diagnostics) {
   const std::string suffix = fmt::format(" [plugin {} {}]", entry.name, entry.version);
+  // The engine slots it may take: the engine kinds of the run's instructions that none of its
+  // declared slots has as name or kind (Schema::engine_slots): sm.warpgroup's "tma" and "wgmma"
+  // engines are its [sm.tma] and [sm.tensor_core].
+  std::vector<std::string> engine_slots;
+  if (!entry.schema.engine_slots().empty())
+    for (std::string& kind : catalog.engine_kinds()) {
+      const auto& declared = entry.schema.slots();
+      if (std::none_of(declared.begin(), declared.end(), [&](const SlotSpec& d) {
+            return d.name == kind || d.kind == kind;
+          }))
+        engine_slots.push_back(std::move(kind));
+    }
   std::vector<Params::Entry> entries =
-      resolve_params(table, slot, entry.schema, selector, suffix, diagnostics);
+      resolve_params(table, slot, entry.schema, selector, suffix, diagnostics, engine_slots);
   out.push_back(ComponentConfig{slot, entry.name, &entry, table.where,
                                 Params(slot, table.where, std::move(entries))});
   for (const SlotSpec& sub : entry.schema.slots()) {
@@ -960,6 +987,13 @@ void resolve_component(const DocTable& table, const std::string& slot, const Cat
       continue;
     }
     if (const CatalogEntry* e = select_plugin(*sub_table, sub_slot, sub.kind, catalog, diagnostics))
+      resolve_component(*sub_table, sub_slot, *e, "plugin", catalog, out, diagnostics);
+  }
+  for (const std::string& kind : engine_slots) {
+    const DocTable* sub_table = table.table(kind);
+    if (!sub_table) continue;  // optional: a program using the kind's instructions is refused
+    const std::string sub_slot = slot + "." + kind;
+    if (const CatalogEntry* e = select_plugin(*sub_table, sub_slot, kind, catalog, diagnostics))
       resolve_component(*sub_table, sub_slot, *e, "plugin", catalog, out, diagnostics);
   }
 }

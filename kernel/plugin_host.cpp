@@ -245,6 +245,15 @@ const CatalogEntry* PluginHost::find(std::string_view name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> PluginHost::engine_kinds() const {
+  std::vector<std::string> kinds;
+  for (const InstructionSpec& spec : instructions_.specs())
+    if (std::string_view(spec.engine) != "sm" &&
+        std::find(kinds.begin(), kinds.end(), spec.engine) == kinds.end())
+      kinds.emplace_back(spec.engine);
+  return kinds;
+}
+
 std::vector<const CatalogEntry*> PluginHost::entries() const {
   std::vector<const CatalogEntry*> out;
   out.reserve(entries_.size());

@@ -56,6 +56,7 @@ class PluginHost final : public SchemaCatalog {
 
   const CatalogEntry* find(std::string_view name) const override;
   std::vector<const CatalogEntry*> entries() const override;
+  std::vector<std::string> engine_kinds() const override;
 
   /// Builds a component with `entry`'s factory; `entry` must come from this host. A
   /// simfa::InputError from the plugin is rethrown with "[plugin NAME VERSION]" appended, any

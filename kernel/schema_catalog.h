@@ -27,6 +27,9 @@ class SchemaCatalog {
   virtual const CatalogEntry* find(std::string_view name) const = 0;
   /// Every entry, sorted by name.
   virtual std::vector<const CatalogEntry*> entries() const = 0;
+  /// The engine kinds the run's instructions name besides "sm" (InstructionSpec::engine), each
+  /// once, in table order: the sub-slots a component with Schema::engine_slots may take.
+  virtual std::vector<std::string> engine_kinds() const { return {}; }
 };
 
 }  // namespace simfa::kernel

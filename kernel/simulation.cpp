@@ -91,6 +91,11 @@ class BuiltSlots final : public SlotResolver {
       if (p == path) return *c;
     throw Error("internal: no component was built for sub-slot '" + std::string(path) + "'");
   }
+  Component* find(std::string_view path) const override {
+    for (const auto& [p, c] : slots_)
+      if (p == path) return c;
+    return nullptr;
+  }
   const std::vector<std::pair<std::string, Component*>>& entries() const { return slots_; }
 
  private:
@@ -101,17 +106,28 @@ class BuiltSlots final : public SlotResolver {
 std::unique_ptr<Component> Simulation::build(const ComponentConfig& config, const std::string& path,
                                              int sm_index) {
   // Sub-slots first (depth first), so the component can connect them as it is constructed.
+  // The declared slots, then the engine slots the manifest filled (Schema::engine_slots).
+  std::vector<std::string> names;
+  for (const SlotSpec& sub : config.entry->schema.slots()) names.push_back(sub.name);
+  if (!config.entry->schema.engine_slots().empty())
+    for (const ComponentConfig& c : manifest_.components) {
+      if (!c.slot.starts_with(config.slot + ".")) continue;
+      std::string name = c.slot.substr(config.slot.size() + 1);
+      if (name.find('.') == std::string::npos &&
+          std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(std::move(name));
+    }
   BuiltSlots slots;
-  for (const SlotSpec& sub : config.entry->schema.slots()) {
-    const std::string child_slot = config.slot + "." + sub.name;
+  for (const std::string& name : names) {
+    const std::string child_slot = config.slot + "." + name;
     const ComponentConfig* child = manifest_.find(child_slot);
     if (!child) throw Error("internal: the manifest has no table [" + child_slot + "]");
-    auto built = build(*child, path + "." + sub.name, sm_index);
-    slots.add(sub.name, *built);
+    auto built = build(*child, path + "." + name, sm_index);
+    slots.add(name, *built);
     // A grandchild is reachable as "child.grandchild".
     if (const auto* grand =
             built_slots_.count(built.get()) ? &built_slots_.at(built.get()) : nullptr)
-      for (const auto& [p, c] : *grand) slots.add(sub.name + "." + p, *c);
+      for (const auto& [p, c] : *grand) slots.add(name + "." + p, *c);
     components_.push_back(std::move(built));
   }
   BuildContext context{config.params,

@@ -1,21 +1,25 @@
 // Well-formedness of CTA programs and instruction text for reports.
 #include "program_text.h"
 
+#include <algorithm>
+
 namespace simfa::sm_warpgroup {
 
 namespace {
 
-// The engines sm.warpgroup has: itself, its TMA engine and its tensor core. An instruction a
-// plugin adds for an engine of another kind needs that engine wired into the SM.
-bool runs(const InstructionSpec& spec) {
+// The engines sm.warpgroup has: itself, its TMA engine and its tensor core, and the plugin
+// engines its manifest wires into it ([sm.<kind>]).
+bool runs(const InstructionSpec& spec, std::span<const std::string> engines) {
   const std::string_view engine = spec.engine;
-  return engine == "sm" || engine == "tma" || engine == "wgmma";
+  return engine == "sm" || engine == "tma" || engine == "wgmma" ||
+         std::find(engines.begin(), engines.end(), engine) != engines.end();
 }
 
 }  // namespace
 
 std::string check_program(const CtaProgram& program, const InstructionSet& instructions,
-                          const std::vector<TensorMap>* maps) {
+                          const std::vector<TensorMap>* maps,
+                          std::span<const std::string> engines) {
   const std::string cta = "CTA " + std::to_string(program.cta_id);
   if (program.warpgroups.empty()) return cta + ": no WarpGroups";
   if (program.consumers_per_stage == 0) return cta + ": consumers_per_stage is 0";
@@ -29,8 +33,10 @@ std::string check_program(const CtaProgram& program, const InstructionSet& instr
       const InstructionSpec* spec = instructions.find(code[pc].op);
       std::string problem =
           !spec         ? "unknown opcode"
-          : !runs(*spec) ? std::string(spec->name) + " runs on an engine of kind '" +
-                               spec->engine + "', which sm.warpgroup does not have"
+          : !runs(*spec, engines)
+              ? std::string(spec->name) + " runs on an engine of kind '" + spec->engine +
+                    "', which sm.warpgroup does not have (the manifest names none in [sm." +
+                    spec->engine + "])"
                          : instruction_problem(*spec, code[pc], program, maps);
       if (!problem.empty())
         return where + " instruction " + std::to_string(pc) + " (" +

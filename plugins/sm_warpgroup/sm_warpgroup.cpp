@@ -109,6 +109,9 @@ void WarpGroupSm::describe(Schema& schema) {
               "the TMA engine: TMA_LOAD, TMA_BULK and TMA_STORE, through the memory port");
   schema.slot("tensor_core", "wgmma",
               "the tensor-core engine: the WGMMA pipeline with its instruction buffer");
+  schema.engine_slots(
+      "the engine of a kind that a plugin's instructions name (InstructionSpec::engine), e.g. "
+      "[sm.umma]: the SM hands each such instruction to it (simfa::InstructionEngine)");
   schema.string("pipe_sharing")
       .def("fifo")
       .choices({"fifo", "fair"})
@@ -222,6 +225,29 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
         &context.stats.counter(issued_stat(spec), "instructions", issued_doc(spec)));
   for (int w = 0; w < kWaitCount; ++w)
     stall_[w] = &context.stats.counter(kWaitStat[w]);
+  // The engines of plugins' instructions that the manifest wires in ([sm.<kind>]). A kind named
+  // like one of the SM's own slots is not one (the manifest loader offers no such engine slot).
+  engine_of_op_.assign(instructions_->size(), nullptr);
+  for (const InstructionSpec& spec : instructions_->specs()) {
+    const std::string_view kind = spec.engine;
+    if (kind == "sm" || kind == "tma" || kind == "wgmma" || kind == "scheduler" ||
+        kind == "tensor_core" || !context.slots)
+      continue;
+    Component* found = context.slots->find(kind);
+    if (!found) continue;
+    auto* engine = static_cast<InstructionEngine*>(found);
+    engine_of_op_[static_cast<std::size_t>(instructions_->opcode(spec))] = engine;
+    if (std::find(engines_.begin(), engines_.end(), engine) == engines_.end()) {
+      engines_.push_back(engine);
+      engine_kinds_.emplace_back(kind);
+    }
+  }
+  // Only where an engine is, so a Hopper run's statistics stay as they were; declared here, as
+  // the counters of plugins' instructions are, since describe() cannot know whether one will be.
+  if (!engines_.empty())
+    stall_[kEngineWait] = &context.stats.counter(
+        "stall.engine", "cycles",
+        "WarpGroup-cycles blocked on an instruction a plugin's engine refused");
   context.stats.formula("issue_utilization",
                         Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
   candidates_.reserve(max_warpgroups_);
@@ -235,6 +261,7 @@ void WarpGroupSm::connect(const SmWiring& wiring) {
   timeline_ = wiring.timeline;
   tma_->connect(wiring.memory, *this);
   tensor_core_->connect(*this);
+  for (InstructionEngine* engine : engines_) engine->connect(*this);
 }
 
 // ---- admission ---------------------------------------------------------------------------------
@@ -248,7 +275,8 @@ bool WarpGroupSm::can_accept(const CtaProgram& program) const {
 
 bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const {
   std::vector<std::string> problems;
-  if (std::string bad = check_program(program, *instructions_, tensor_maps_); !bad.empty())
+  if (std::string bad = check_program(program, *instructions_, tensor_maps_, engine_kinds_);
+      !bad.empty())
     problems.push_back(std::move(bad));
   if (program.warpgroups.size() > max_warpgroups_)
     problems.push_back(
@@ -267,7 +295,8 @@ bool WarpGroupSm::fits_empty(const CtaProgram& program, std::string& why) const 
 }
 
 void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
-  if (std::string bad = check_program(*program, *instructions_, tensor_maps_); !bad.empty())
+  if (std::string bad = check_program(*program, *instructions_, tensor_maps_, engine_kinds_);
+      !bad.empty())
     throw InputError(bad);
   if (!can_accept(*program)) throw Error("internal: accept() of a CTA that does not fit");
 
@@ -388,8 +417,18 @@ bool WarpGroupSm::ready_to_issue(std::uint32_t slot, Cycle now) {
       block(slot, kWgmmaWait, now, wgmma_waiters_, in.x);
       return false;
     default:
+      if (InstructionEngine* engine = engine_of(in.op)) {
+        if (engine->ready(now, engine_op(slot, in))) return true;
+        block(slot, kEngineWait, now, engine_waiters_, 0);
+        return false;
+      }
       return true;
   }
+}
+
+EngineOp WarpGroupSm::engine_op(std::uint32_t slot, const Instruction& in) const {
+  const WarpGroup& w = warpgroups_[slot];
+  return EngineOp{&in, ctas_[w.cta].program.get(), slot, w.age};
 }
 
 void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
@@ -461,6 +500,10 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
     case Opcode::kExit:
       exit(slot, now);
       return;
+    default:  // a plugin's instruction: the check let it through only with its engine wired
+      span(w, (*instructions_)[in.op].span, now, now + 1);
+      ready = std::max(now + 1, engine_of(in.op)->issue(now, engine_op(slot, in)));
+      break;
   }
   ++w.pc;
   w.ready_at = ready;
@@ -749,6 +792,11 @@ void WarpGroupSm::on_wgmma_slot_free(Cycle now) {
   wake_up_to(tensor_core_waiters_, 0, now);
 }
 
+void WarpGroupSm::on_engine_wake(Cycle now) {
+  // As for the tensor core: every WarpGroup a plugin's engine refused asks it again.
+  wake_up_to(engine_waiters_, 0, now);
+}
+
 // ---- reports -----------------------------------------------------------------------------------
 
 std::string WarpGroupSm::waiting_for(const WarpGroup& w) const {
@@ -780,6 +828,8 @@ std::string WarpGroupSm::waiting_for(const WarpGroup& w) const {
     }
     case kTensorCoreFull:
       return "tensor core buffer slot";
+    case kEngineWait:
+      return "the " + std::string((*instructions_)[in.op].engine) + " engine to accept it";
     default:
       return "";
   }
@@ -801,7 +851,8 @@ const char* WarpGroupSm::wait_span(const WarpGroup& w) const {
 }
 
 void WarpGroupSm::span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const {
-  if (timeline_ && end > begin)
+  // A plugin's instruction may name no span (InstructionSpec::span, wait_span null).
+  if (timeline_ && name && end > begin)
     timeline_->span(sm_, ctas_[w.cta].program->cta_id, static_cast<int>(w.index), name, begin, end);
 }
 

@@ -22,7 +22,10 @@
 
 namespace simfa::sm_warpgroup {
 
-class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreClient {
+class WarpGroupSm final : public SmCore,
+                          private TmaClient,
+                          private TensorCoreClient,
+                          private EngineClient {
  public:
   static void describe(Schema& schema);
   explicit WarpGroupSm(const BuildContext& context);
@@ -45,7 +48,9 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
     kBarrier,
     kTensorCoreFull,
     kWaitCount,
-    kNotWaiting = kWaitCount,
+    /// Refused by a plugin's engine (InstructionEngine::ready); counted where one is wired.
+    kEngineWait = kWaitCount,
+    kNotWaiting,
   };
 
   /// One ring-buffer slot with its two mbarriers.
@@ -120,6 +125,14 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override;
   void on_wgmma_complete(Cycle now, std::uint64_t token) override;
   void on_wgmma_slot_free(Cycle now) override;
+  // EngineClient: a plugin engine's state changed.
+  void on_engine_wake(Cycle now) override;
+  /// The plugin engine that runs `op`, or null (an instruction of the SM, its TMA or tensor core).
+  InstructionEngine* engine_of(Opcode op) const {
+    const auto i = static_cast<std::size_t>(op);
+    return i < engine_of_op_.size() ? engine_of_op_[i] : nullptr;
+  }
+  EngineOp engine_op(std::uint32_t slot, const Instruction& in) const;
 
   /// Whether `slot`'s next instruction can issue at `now`; if it cannot, blocks it.
   bool ready_to_issue(std::uint32_t slot, Cycle now);
@@ -175,6 +188,10 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
   WarpSchedulerPolicy* const scheduler_;
   TmaEngine* const tma_;
   TensorCoreEngine* const tensor_core_;
+  // The engines of plugins' instructions wired into it ([sm.<kind>]): by opcode, and their kinds.
+  std::vector<InstructionEngine*> engine_of_op_;
+  std::vector<InstructionEngine*> engines_;
+  std::vector<std::string> engine_kinds_;
 
   /// The shared compute pipes: elements per SM cycle, and the cycle each is free from.
   enum Pipe { kFp32, kAlu, kSfu, kDispatch, kPipeCount };
@@ -207,6 +224,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
 
   WaitList wgmma_waiters_;        ///< WGMMA_WAIT; key: groups allowed outstanding
   WaitList tensor_core_waiters_;  ///< WGMMA refused by a full buffer
+  WaitList engine_waiters_;       ///< instructions a plugin's engine refused
   std::vector<IssueCandidate> candidates_;
 
   Cycle last_step_ = kNever;  ///< the issue phase that ran last
@@ -218,7 +236,7 @@ class WarpGroupSm final : public SmCore, private TmaClient, private TensorCoreCl
 
   Counter& issued_;
   std::vector<Counter*> issued_by_op_;  ///< by opcode
-  std::array<Counter*, kWaitCount> stall_{};
+  std::array<Counter*, kWaitCount + 1> stall_{};  ///< stall.engine: bound where an engine is
   Counter& bubble_cycles_;
   Counter& ctas_completed_;
   Counter& active_cycles_;

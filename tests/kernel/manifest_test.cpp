@@ -26,6 +26,7 @@ class TestCatalog final : public SchemaCatalog {
       s.slot("scheduler", "scheduler", "the warp scheduler");
       s.slot("tma", "tma", "the TMA engine");
       s.slot("tensor_core", "wgmma", "the tensor core");
+      s.engine_slots("the engine of a plugin's instructions");
     });
     // An SM with one engine of its own kind and no TMA (an SM plugin declares its engines).
     add("sm.bare", [](Schema& s) {
@@ -96,6 +97,12 @@ class TestCatalog final : public SchemaCatalog {
     for (const auto& [name, entry] : entries_) out.push_back(&entry);
     return out;
   }
+  /// As if a loaded library added instructions run by an engine of kind "umma".
+  std::vector<std::string> engine_kinds() const override {
+    return with_umma_instructions ? std::vector<std::string>{"tma", "wgmma", "umma"}
+                                  : std::vector<std::string>{"tma", "wgmma"};
+  }
+  bool with_umma_instructions = false;
 
  private:
   void add(const std::string& name, const std::function<void(Schema&)>& describe) {
@@ -542,6 +549,34 @@ TEST(SmEngines, AnEngineTheSmPluginDoesNotDeclareIsAnError) {
   EXPECT_EQ(errors("new_spelling.toml", {{"sm.tma.plugin", "tma.trafic"}}),
             Messages{"--set sm.tma.plugin=tma.trafic: error: [sm.tma] unknown plugin "
                      "'tma.trafic' (did you mean 'tma.traffic'?)"});
+}
+
+TEST(SmEngines, APluginsInstructionsBringAnEngineSlot) {
+  TestCatalog catalog;
+  catalog.with_umma_instructions = true;
+  const Manifest m = resolve_manifest(
+      read_manifest(kData + "new_spelling.toml", {{"sm.umma.plugin", "umma.demo"}}), catalog);
+  EXPECT_EQ(m.find("sm.umma")->plugin, "umma.demo");
+  EXPECT_EQ(boost::json::serialize(m.resolved.at("sm").at("umma")), R"({"plugin":"umma.demo"})");
+  // Of the engine's kind only.
+  try {
+    resolve_manifest(read_manifest(kData + "new_spelling.toml", {{"sm.umma.plugin", "tma.fixed"}}),
+                     catalog);
+    ADD_FAILURE();
+  } catch (const ManifestError& e) {
+    EXPECT_EQ(e.messages, Messages{"--set sm.umma.plugin=tma.fixed: error: [sm.umma] plugin "
+                                   "'tma.fixed' is of kind 'tma'; [sm.umma] takes kind 'umma'"});
+  }
+  // Without a library adding instructions of that kind, there is no such slot.
+  EXPECT_EQ(errors("new_spelling.toml", {{"sm.umma.plugin", "umma.demo"}}),
+            Messages{"--set sm.umma.plugin=umma.demo: error: [sm] unknown table [sm.umma] (did "
+                     "you mean [sm.tma]?); no loaded plugin adds instructions of kind 'umma' (is "
+                     "its library on the plugin path?) [plugin sm.warpgroup 1.0.0]"});
+  EXPECT_EQ(errors("new_spelling.toml", {{"sm.mma_engine.plugin", "umma.demo"}}),
+            Messages{"--set sm.mma_engine.plugin=umma.demo: error: [sm] unknown table "
+                     "[sm.mma_engine]; its plugin declares [sm.scheduler], [sm.tma], "
+                     "[sm.tensor_core], and takes an engine for each kind of instruction a plugin "
+                     "adds (no loaded plugin adds one) [plugin sm.warpgroup 1.0.0]"});
 }
 
 // ---------------------------------------------------------------------------------------------

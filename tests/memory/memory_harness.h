@@ -32,6 +32,11 @@ class TestSlots final : public SlotResolver {
       if (p == path) return *c;
     throw Error("test: no component for sub-slot '" + std::string(path) + "'");
   }
+  Component* find(std::string_view path) const override {
+    for (const auto& [p, c] : entries_)
+      if (p == path) return c;
+    return nullptr;
+  }
 
  private:
   std::vector<std::pair<std::string, Component*>> entries_;

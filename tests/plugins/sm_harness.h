@@ -290,6 +290,9 @@ struct HarnessConfig {
   Slot<TmaEngine> tma;                  ///< empty: FixedLatencyTma
   Slot<TensorCoreEngine> tensor_core;   ///< empty: PipelineTensorCore
   Slot<MemoryPort> memory;              ///< GPU-wide; empty: FixedLatencyMemory
+  /// Engines of plugins' instructions, each in the SM sub-slot named after its kind ([sm.umma]).
+  std::vector<std::pair<std::string, Slot<Component>>> engines;
+  const InstructionSet* instructions = nullptr;  ///< the run's table; null: Hopper's
 };
 
 struct Workload {
@@ -361,6 +364,13 @@ class SmHarness final : private CtaHost {
       auto slots = std::make_unique<EngineSlots>();
       slots->entries = {
           {"scheduler", scheduler.get()}, {"tma", tma.get()}, {"tensor_core", tensor_core.get()}};
+      std::vector<std::unique_ptr<Component>> engines;
+      for (const auto& [kind, engine] : config_.engines) {
+        engines.push_back(build(engine, path + "." + kind, i, []() -> std::unique_ptr<Component> {
+          throw std::logic_error("HarnessConfig::engines needs a factory");
+        }));
+        slots->entries.emplace_back(kind, engines.back().get());
+      }
       auto sm = build(
           config_.sm, path, i,
           []() -> std::unique_ptr<SmCore> {
@@ -371,7 +381,8 @@ class SmHarness final : private CtaHost {
                            *memory_});
       slots_.push_back(std::move(slots));
       sms.push_back(sm.get());
-      sms_.push_back({std::move(sm), std::move(scheduler), std::move(tma), std::move(tensor_core)});
+      sms_.push_back({std::move(sm), std::move(scheduler), std::move(tma), std::move(tensor_core),
+                      std::move(engines)});
     }
     clock_.attach(std::move(sms));
   }
@@ -422,6 +433,7 @@ class SmHarness final : private CtaHost {
     std::unique_ptr<WarpSchedulerPolicy> scheduler;
     std::unique_ptr<TmaEngine> tma;
     std::unique_ptr<TensorCoreEngine> tensor_core;
+    std::vector<std::unique_ptr<Component>> engines;
   };
 
   /// An SM's engines by sub-slot name, as the kernel hands them over (BuildContext::slots).
@@ -431,6 +443,11 @@ class SmHarness final : private CtaHost {
       for (const auto& [n, c] : entries)
         if (n == name) return *c;
       throw std::logic_error("the harness built no sub-slot " + std::string(name));
+    }
+    Component* find(std::string_view name) const override {
+      for (const auto& [n, c] : entries)
+        if (n == name) return c;
+      return nullptr;
     }
   };
 
@@ -445,7 +462,8 @@ class SmHarness final : private CtaHost {
                                config_.gpu,
                                1,
                                sm,
-                               slots};
+                               slots,
+                               config_.instructions};
     return slot.make(context);
   }
 
@@ -491,6 +509,7 @@ class SmHarness final : private CtaHost {
       p.scheduler->finish(r.end);
       p.tma->finish(r.end);
       p.tensor_core->finish(r.end);
+      for (auto& engine : p.engines) engine->finish(r.end);
     }
     memory_->finish(r.end);
     r.dispatches = dispatches_;

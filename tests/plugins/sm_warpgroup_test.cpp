@@ -665,9 +665,61 @@ TEST(SmWarpGroup, InstructionsOfAnotherEngineAreRejected) {
   p.warpgroups.push_back({{umma, Instruction::exit()}, 0});
   EXPECT_EQ(sm_warpgroup::check_program(p, set, nullptr),
             "CTA 5 WarpGroup 0 instruction 0 (UMMA): UMMA runs on an engine of kind 'umma', which "
-            "sm.warpgroup does not have");
+            "sm.warpgroup does not have (the manifest names none in [sm.umma])");
+  // Wired into the SM ([sm.umma]), it runs.
+  const std::vector<std::string> wired{"umma"};
+  EXPECT_EQ(sm_warpgroup::check_program(p, set, nullptr, wired), "");
   EXPECT_EQ(sm_warpgroup::check_program(p, InstructionSet::hopper(), nullptr),
             "CTA 5 WarpGroup 0 instruction 0 (?): unknown opcode");
+}
+
+// An engine of a plugin's kind "fake": one FMMA at a time, each busy for 10 cycles; the SM hands
+// it every FMMA (issue 14: engines as sub-slots of [sm]).
+class FakeMmaEngine final : public InstructionEngine, private EventTarget {
+ public:
+  explicit FakeMmaEngine(const BuildContext& c) : events_(c.events) {}
+  void connect(EngineClient& client) override { client_ = &client; }
+  bool ready(Cycle now, const EngineOp&) override { return busy_until_ <= now; }
+  Cycle issue(Cycle now, const EngineOp& op) override {
+    EXPECT_EQ(op.program->cta_id, 7u);
+    busy_until_ = now + 10;
+    events_.schedule(busy_until_, *this);
+    return now + 1;
+  }
+
+ private:
+  void on_event(Cycle now, std::uint64_t) override { client_->on_engine_wake(now); }
+  EventQueue& events_;
+  EngineClient* client_ = nullptr;
+  Cycle busy_until_ = 0;
+};
+
+TEST(SmWarpGroup, APluginsInstructionRunsOnTheEngineOfItsKind) {
+  static constexpr InstructionSpec kFmma{
+      .name = "FMMA", .engine = "fake", .span = "fmma", .wait_span = "wait:fmma"};
+  InstructionSet set;
+  Instruction fmma;
+  fmma.op = set.add(kFmma);
+  CtaProgram p = CtaBuilder(7).program();
+  p.warpgroups.push_back({{fmma, fmma, Instruction::exit()}, 0});
+  HarnessConfig config;
+  config.instructions = &set;
+  config.engines.push_back(
+      {"fake",
+       Slot<Component>{[](const BuildContext& c) -> std::unique_ptr<Component> {
+                         return std::make_unique<FakeMmaEngine>(c);
+                       },
+                       {},
+                       nullptr}});
+  // The first FMMA issues at 0 and holds the engine until 10; the second is refused at 1 and
+  // blocks until the engine's wake at 10, issues then, and EXIT follows at 11.
+  const RunResult r = run_both(config, workload_of({p}));
+  EXPECT_EQ(r.outcome, Outcome::kCompleted);
+  EXPECT_EQ(begins(r.spans_of(7, 0, "fmma")), (std::vector<Cycle>{0, 10}));
+  EXPECT_EQ(begins(r.spans_of(7, 0, "wait:fmma")), (std::vector<Cycle>{1}));
+  EXPECT_EQ(stat(r, "stall.engine"), 9u);
+  EXPECT_EQ(stat(r, "issued.fmma"), 2u);
+  EXPECT_EQ(r.cta_exit(7), 11u);
 }
 
 TEST(SmWarpGroup, MalformedProgramsAreRejectedWithTheirLocation) {

@@ -49,6 +49,8 @@ class SIMFA_API SlotResolver {
  public:
   /// Throws simfa::Error when nothing was built at `path`.
   virtual Component& slot(std::string_view path) const = 0;
+  /// The component at `path`, or null when nothing was built there (an optional engine slot).
+  virtual Component* find(std::string_view path) const = 0;
 
  protected:
   ~SlotResolver() = default;

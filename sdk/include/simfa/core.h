@@ -123,6 +123,37 @@ class SIMFA_API TensorCoreEngine : public Component {
   virtual Cycle busy_until(Cycle now) const { return now; }
 };
 
+/// One instruction of a plugin's engine kind (InstructionSpec::engine, e.g. "umma") as the SM
+/// hands it to the engine of that kind in its sub-slot [sm.<kind>].
+struct EngineOp {
+  const Instruction* instruction = nullptr;
+  const CtaProgram* program = nullptr;  ///< its CTA's program: the operand pools
+  std::uint32_t warpgroup = 0;          ///< the issuing WarpGroup's slot on this SM
+  std::uint64_t age = 0;                ///< that WarpGroup's admission order on this SM
+};
+
+class SIMFA_API EngineClient {
+ public:
+  /// The engine's state changed: the WarpGroups it refused (InstructionEngine::ready) ask again.
+  virtual void on_engine_wake(Cycle now) = 0;
+
+ protected:
+  ~EngineClient() = default;
+};
+
+/// An engine a plugin adds for its own instructions, of the kind those instructions name. The
+/// engine owns their meaning: when one may issue (a full buffer, a wait for its groups), what
+/// issuing it does, and when its WarpGroup may go on; the SM schedules, blocks and wakes.
+class SIMFA_API InstructionEngine : public Component {
+ public:
+  virtual void connect(EngineClient& client) = 0;
+  /// Whether `op` may issue at `now`. When it may not, the SM blocks its WarpGroup until the
+  /// engine calls EngineClient::on_engine_wake, and then asks again.
+  virtual bool ready(Cycle now, const EngineOp& op) = 0;
+  /// Issues `op`; returns the first cycle (> now) its WarpGroup may issue again.
+  virtual Cycle issue(Cycle now, const EngineOp& op) = 0;
+};
+
 // ---- policies ----------------------------------------------------------------------------------
 
 /// A WarpGroup able to issue this cycle. `age` is its dispatch order (smaller is older).
@@ -150,9 +181,10 @@ class SIMFA_API CtaDispatchPolicy : public Component {
 
 /// The kernel's services to an SM. The SM is a composite: its engines (warp scheduler, TMA,
 /// tensor core, any engine a new architecture adds) are sub-slots its plugin declares in its
-/// schema (Schema::slot), which the kernel builds first, each at path "sm[i].<slot>", and hands
-/// to the SM's factory in BuildContext::slots (slot_as). In connect() the SM connects its engines
-/// to itself as their client, and its TMA engine to `memory`.
+/// schema (Schema::slot, and Schema::engine_slots for the engines of plugins' instructions),
+/// which the kernel builds first, each at path "sm[i].<slot>", and hands to the SM's factory in
+/// BuildContext::slots (slot_as). In connect() the SM connects its engines to itself as their
+/// client, and its TMA engine to `memory`.
 struct SmWiring {
   IssueClock& clock;
   CtaHost& host;

@@ -127,6 +127,11 @@ class Schema {
   void slot(std::string name, std::string kind, std::string doc, std::string default_plugin = {}) {
     slots_.push_back({std::move(name), std::move(kind), std::move(doc), std::move(default_plugin)});
   }
+  /// Besides its declared slots, the component takes an optional sub-slot for each engine kind
+  /// that the run's instructions name (InstructionSpec::engine) and it does not declare itself,
+  /// named after the kind and filled by a plugin of that kind: an SM runs a plugin's UMMA on the
+  /// engine in [sm.umma]. `doc` says so in --describe.
+  void engine_slots(std::string doc) { engine_slots_ = std::move(doc); }
   void stat(std::string name, StatKind kind, std::string unit, std::string doc) {
     stats_.push_back({std::move(name), kind, std::move(unit), std::move(doc)});
   }
@@ -134,6 +139,8 @@ class Schema {
   const std::vector<ParamSpec>& params() const { return params_; }
   const std::vector<SlotSpec>& slots() const { return slots_; }
   const std::vector<StatSpec>& stats() const { return stats_; }
+  /// The doc of engine_slots(); "" when the component takes none.
+  const std::string& engine_slots() const { return engine_slots_; }
   const ParamSpec* find(std::string_view name) const {
     for (const auto& p : params_)
       if (p.name == name) return &p;
@@ -152,6 +159,7 @@ class Schema {
   std::vector<ParamSpec> params_;
   std::vector<SlotSpec> slots_;
   std::vector<StatSpec> stats_;
+  std::string engine_slots_;
 };
 
 /// The validated, default-expanded parameters of one component table. Reads of names the schema

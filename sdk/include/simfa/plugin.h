@@ -28,7 +28,9 @@ namespace simfa {
 /// 11: the SM is a composite (item 1 of issue 14): its engines (scheduler, TMA, tensor core)
 ///     are sub-slots its plugin declares, built by the kernel and handed to it in
 ///     BuildContext::slots; SmWiring keeps the kernel's services alone.
-inline constexpr std::uint32_t kSdkAbiVersion = 11;
+/// 12: engines for plugins' instructions: Schema::engine_slots, SlotResolver::find and the kind
+///     InstructionEngine (EngineOp, EngineClient), through which sm.warpgroup runs them.
+inline constexpr std::uint32_t kSdkAbiVersion = 12;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

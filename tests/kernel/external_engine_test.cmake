@@ -1,0 +1,43 @@
+# Builds examples/external_engine the way a plugin author would (against an sdk installed from
+# this build into a scratch prefix, found with find_package(simfa)), then runs its manifest and
+# trace through simfa with SIMFA_PLUGIN_PATH: the UMMA instructions parse, reach the umma.demo
+# engine in [sm.umma] and run, the same in event and reference stepping.
+#
+# cmake -DSIMFA_BINARY_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
+#       -DSIMFA=<simfa> -P external_engine_test.cmake
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(JOIN " " command ${ARGN})
+    message(FATAL_ERROR "failed (${rc}): ${command}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+run(${CMAKE_COMMAND} --install ${SIMFA_BINARY_DIR} --prefix ${WORK_DIR}/prefix --component sdk)
+run(${CMAKE_COMMAND} -S ${EXAMPLE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build --parallel 1)
+set(ENV{SIMFA_PLUGIN_PATH} ${WORK_DIR}/build)
+
+foreach(stepping event reference)
+  run(${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml --workload ${EXAMPLE_DIR}/umma.trace -q
+      --stepping ${stepping} --stats ${WORK_DIR}/${stepping}.json)
+  file(READ ${WORK_DIR}/${stepping}.json stats)
+  string(JSON outcome GET "${stats}" kernel outcome)
+  string(JSON cycles_${stepping} GET "${stats}" kernel cycles)
+  string(JSON ummas GET "${stats}" "sm[0]" umma ummas)
+  string(JSON issued GET "${stats}" "sm[0]" issued umma)
+  string(JSON plugin GET "${stats}" manifest sm umma plugin)
+  # Two CTAs, one a SM (round robin), each four UMMAs.
+  if(NOT outcome STREQUAL "completed" OR NOT ummas EQUAL 4 OR NOT issued EQUAL 4
+     OR NOT plugin STREQUAL "umma.demo")
+    message(FATAL_ERROR "${stepping}: outcome ${outcome}, sm[0].umma.ummas ${ummas}, "
+                        "sm[0].issued.umma ${issued}, [sm.umma] ${plugin}")
+  endif()
+endforeach()
+if(NOT cycles_event EQUAL cycles_reference)
+  message(FATAL_ERROR "event stepping ran ${cycles_event} cycles, reference ${cycles_reference}")
+endif()
+message(STATUS "umma.demo ran: ${cycles_event} cycles in both steppings")
