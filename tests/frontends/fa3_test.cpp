@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -48,13 +49,24 @@ struct Harness : test::NullBuildContext {
   }
 };
 
-/// A file of the running test alone: CTest runs each test in its own process, several at once
-/// (and other build trees share the temporary directory), so the name carries the process id.
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+/// A file of the running test alone, removed when it goes out of scope: CTest runs each test in
+/// its own process, several at once (and other build trees share the temporary directory), so the
+/// name carries the process id.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(::testing::TempDir() + std::to_string(::getpid()) + "_" + name) {
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { std::remove(path_.c_str()); }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 /// The small shape of the round-trip test: two query heads sharing one KV head, one Q tile of
 /// 128 rows, two KV tiles of 176 (352 keys).
@@ -249,7 +261,8 @@ TEST(Fa3RoundTrip, EventLogAndDirectPathAgreeOnWholeGrids) {
   for (const Keys& keys : shapes) {
     Harness h;
     auto direct = h.make<Fa3Source>(keys);
-    const std::string path = write_temp("fa3_round_trip.csv", generated_log(keys));
+    const TempFile log("fa3_round_trip.csv", generated_log(keys));
+    const std::string& path = log.path();
     auto read = h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
     ASSERT_EQ(direct->cta_count(), read->cta_count());
     CtaProgram a, b;
@@ -299,8 +312,8 @@ TEST(Fa3EventLog, DeduplicatesWarpsInAnyInterleaving) {
 
   Harness h;
   auto direct = h.make<Fa3Source>(kSmall);
-  auto read = h.make<Fa3EventsSource>(
-      with(kSmall, {{"path", ParamValue{write_temp("fa3_shuffled.csv", join_lines(shuffled))}}}));
+  const TempFile log("fa3_shuffled.csv", join_lines(shuffled));
+  auto read = h.make<Fa3EventsSource>(with(kSmall, {{"path", ParamValue{log.path()}}}));
   CtaProgram a, b;
   for (std::uint64_t cta = 0; cta < 2; ++cta) {
     direct->build(cta, a);
@@ -331,7 +344,8 @@ class Fa3EventLogErrors : public ::testing::Test {
   /// `needle`.
   void expect_error(const std::string& text, std::uint32_t line, std::uint32_t column,
                     const std::string& needle) {
-    const std::string path = write_temp("fa3_bad.csv", text);
+    const TempFile log("fa3_bad.csv", text);
+    const std::string& path = log.path();
     Harness h;
     try {
       h.make<Fa3EventsSource>(with(kSmall, {{"path", ParamValue{path}}}));
@@ -474,7 +488,8 @@ TEST(Fa3EventsSource, MissingFile) {
 // 5 x 10^11 CTAs sized the log's per-CTA tables (a 13 TB allocation) before a line was read.
 TEST(Fa3EventsSource, GridsTheLogCannotHoldAreRejectedBeforeTheyAreAllocated) {
   Harness h;
-  const std::string path = write_temp("fa3_header_only.csv", "cta,warp,timestamp,event,tile\n");
+  const TempFile log("fa3_header_only.csv", "cta,warp,timestamp,event,tile\n");
+  const std::string& path = log.path();
   auto error = [&](const Keys& keys) {
     try {
       h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
@@ -1528,7 +1543,8 @@ TEST(Fa3Cudnn, EventLogsHoldOneTilePerCta) {
   const Keys keys = with(kSmall, {{"kernel", ParamValue{"cudnn"}},
                                   {"scheduler", ParamValue{"none"}},
                                   {"causal", ParamValue{true}}});
-  const std::string path = write_temp("cudnn_log.csv", generated_log(keys));
+  const TempFile log("cudnn_log.csv", generated_log(keys));
+  const std::string& path = log.path();
   auto direct = h.make<Fa3Source>(keys);
   auto read = h.make<Fa3EventsSource>(with(keys, {{"path", ParamValue{path}}}));
   ASSERT_EQ(direct->cta_count(), read->cta_count());
