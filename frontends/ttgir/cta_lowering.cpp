@@ -51,6 +51,7 @@ void CtaLowering::fail(const Node& n, const std::string& message) const {
 void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
                         std::vector<std::vector<SiteRecord>>* records) {
   cta_ = cta;
+  store_bytes_ = 0;
   pid_ = {static_cast<std::int64_t>(cta % launch_.grid[0]),
           static_cast<std::int64_t>(cta / launch_.grid[0] % launch_.grid[1]),
           static_cast<std::int64_t>(cta / (launch_.grid[0] * launch_.grid[1]))};
@@ -466,6 +467,12 @@ void CtaLowering::execute(const Node& n) {
       const auto map = static_cast<std::uint16_t>(n.a);
       emit(wg0, load ? Instruction::tma_load(map, offset, stage_of(n, n.b))
                      : Instruction::tma_store(map, offset));
+      if (!load) {
+        const DescriptorArg& d = kernel_.descriptors[n.a];
+        std::uint64_t bytes = d.elem_bytes;
+        for (std::int64_t e : d.block) bytes *= static_cast<std::uint64_t>(e);
+        store_bytes_ += bytes;
+      }
       return;
     }
     case NodeKind::kDot: {
@@ -574,6 +581,21 @@ void CtaLowering::execute(const Node& n) {
       return;
     }
     case NodeKind::kNop:
+      if (n.sub == kNopInitBarrier && options_.mbarrier_init_cycles > 0) {
+        // One thread initializes the mbarrier and the CTA's threads meet at a barrier that
+        // waits for it (SYNCS.EXCH.64, then BAR.SYNC): every WarpGroup of the partition waits.
+        for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w)
+          charge(w, options_.mbarrier_init_cycles);
+      } else if (n.sub == kNopStoreWait && options_.tma_store_wait_bytes_per_cycle > 0) {
+        // The thread that issued the stores waits until their bytes have left shared memory
+        // (cp.async.bulk.wait_group.read); the CTA ends after it.
+        if (store_bytes_ > 0)
+          charge(wg0, static_cast<std::uint64_t>(std::ceil(
+                          static_cast<double>(store_bytes_) /
+                          options_.tma_store_wait_bytes_per_cycle)));
+        store_bytes_ = 0;
+      }
+      return;
     case NodeKind::kFor:
     case NodeKind::kIf:
     case NodeKind::kWarpSpecialize:

@@ -28,6 +28,12 @@ struct LoweringOptions {
   /// set_first_wave), after prologue_bubble
   std::uint32_t first_wave_bubble = 0;
   std::uint32_t registers_per_thread = 0;  ///< 0: the TTGIR's or the estimate (docs/ttgir.md)
+  /// cycles every WarpGroup of the partition waits at each ttng.init_barrier: the mbarrier's
+  /// init (SYNCS.EXCH.64) and the CTA barrier Triton puts after it (0: free)
+  std::uint32_t mbarrier_init_cycles = 0;
+  /// bytes a cycle at which the issuing WarpGroup's ttng.async_tma_store_wait drains the TMA
+  /// stores issued since the last such wait (0: the wait is free)
+  double tma_store_wait_bytes_per_cycle = 0;
   CostRules costs;
   /// auto: ptxas's rule (simfa/wgmma_codegen.h); true, false: every dot's WGMMAs or none
   /// serialized, each waiting for the one before it.
@@ -107,6 +113,7 @@ class CtaLowering {
 
   // Per lowered CTA.
   std::uint64_t cta_ = 0;
+  std::uint64_t store_bytes_ = 0;  ///< TMA store bytes issued since the last store wait
   std::array<std::int64_t, 3> pid_{};
   CtaProgram* out_ = nullptr;
   std::vector<std::vector<SiteRecord>>* records_ = nullptr;

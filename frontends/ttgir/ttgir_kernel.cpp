@@ -536,7 +536,7 @@ class Compiler {
         v.fail("the mbarriers of one ttg.local_alloc are initialized with different counts (" +
                std::to_string(a.init_count) + " and " + std::to_string(count) + ")");
       a.init_count = count;
-      add(NodeKind::kNop, op);
+      add(NodeKind::kNop, op).sub = kNopInitBarrier;
       return;
     }
     if (name == "ttng.barrier_expect") {
@@ -544,6 +544,16 @@ class Compiler {
       if (vals.empty()) v.fail("expected a barrier");
       set_role(v, barrier_alloc(vals.front()), Allocation::kTma);
       add(NodeKind::kNop, op);
+      return;
+    }
+    if (name == "ttng.async_tma_store_wait" || name == "ttng.async_tma_store_token_wait") {
+      // Waits for every TMA store before it; with pendings > 0 for all but the last ones, which
+      // the lowering does not tell apart (Triton's epilogues wait with 0).
+      if (v.attr_int("pendings").value_or(0) == 0) {
+        add(NodeKind::kNop, op).sub = kNopStoreWait;
+      } else {
+        add(NodeKind::kNop, op);
+      }
       return;
     }
     if (name == "ttng.async_tma_copy_global_to_local") return compile_tma(op, true);

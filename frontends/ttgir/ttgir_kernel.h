@@ -46,7 +46,15 @@ enum class NodeKind : std::uint8_t {
                     ///< combines in sequence (0: unknown, all of its elements); a reduction's
                     ///< operand 0 is the tensor it reduces
   kWarpSpecialize,  ///< a: its first partition; default region [self+1, b); partitions follow
-  kNop,             ///< known ops without an instruction (barrier_expect, fences, deallocs, ...)
+  kNop,             ///< known ops without an instruction (barrier_expect, fences, deallocs, ...);
+                    ///< sub: NopKind (an op some calibrated costs charge)
+};
+
+/// What a kNop node is, for the costs that charge one (LoweringOptions).
+enum NopKind : std::uint8_t {
+  kNopPlain = 0,
+  kNopInitBarrier = 1,  ///< ttng.init_barrier (mbarrier_init_cycles)
+  kNopStoreWait = 2,    ///< ttng.async_tma_store_wait with pendings = 0 (tma_store_wait)
 };
 
 enum class BinaryOp : std::uint8_t {

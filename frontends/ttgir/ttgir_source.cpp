@@ -47,6 +47,27 @@ void TtgirSource::describe(Schema& schema) {
           "static route: cycles at the start of every WarpGroup of a CTA of the launch's first "
           "wave (CTAs 0 to SMs x the CTAs an SM holds - 1), after prologue_bubble: the cold start "
           "of a launch's first CTAs (docs/calibration.md §21)");
+  // Measured per CTA by %clock64 stamps of the timed Triton attention kernel on the H100
+  // (validation/h100/attention_phases/attention_phases.csv; tools/attention_phases.py): from Q's
+  // arrival to the loop's top, where the SASS has the K/V mbarriers' inits (SYNCS.EXCH.64, each
+  // with a BAR.SYNC) and the prologue's copies, 696 cycles with 4 inits (128x128, 2 stages), 1111
+  // with 6 (128x64, 8 warps, 3 stages), 1018 with 6 (128x64, 4 warps): 2825 / 16 = 177 an init
+  // (docs/calibration.md §30).
+  schema.integer("mbarrier_init_cycles")
+      .def(0)
+      .min(0)
+      .unit("SM cycles")
+      .doc(
+          "static route: cycles every WarpGroup waits at each ttng.init_barrier (the mbarrier's "
+          "init and the CTA barrier after it; docs/calibration.md §30); 0: free");
+  schema.real("tma_store_wait_bytes_per_cycle")
+      .def(0)
+      .range(0, 1e6)
+      .unit("B/cycle")
+      .doc(
+          "static route: the rate at which ttng.async_tma_store_wait (pendings 0) drains the TMA "
+          "stores issued before it, in the issuing WarpGroup (docs/calibration.md §30); 0: the "
+          "wait is free");
   schema.integer("per_iteration_bubble")
       .def(0)
       .min(0)
@@ -135,6 +156,12 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   options.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
   options.first_wave_bubble = static_cast<std::uint32_t>(params.integer("first_wave_bubble"));
   options.registers_per_thread = static_cast<std::uint32_t>(params.integer("registers_per_thread"));
+  options.mbarrier_init_cycles = static_cast<std::uint32_t>(params.integer("mbarrier_init_cycles"));
+  options.tma_store_wait_bytes_per_cycle = params.real("tma_store_wait_bytes_per_cycle");
+  if (!trace.empty()) {  // the trace's times hold both
+    options.mbarrier_init_cycles = 0;
+    options.tma_store_wait_bytes_per_cycle = 0;
+  }
   options.costs.reduce_cycles_per_element = params.real("reduce_cycles_per_element");
   options.costs.fuse_reductions = params.boolean("fuse_reductions");
   options.costs.triton_barriers = params.boolean("triton_barriers");
@@ -208,6 +235,9 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   if (!trace_) {
     parameters_.emplace_back("first_wave_bubble", std::to_string(options.first_wave_bubble));
     parameters_.emplace_back("first_wave_ctas", std::to_string(first_wave_));
+    parameters_.emplace_back("mbarrier_init_cycles", std::to_string(options.mbarrier_init_cycles));
+    parameters_.emplace_back("tma_store_wait_bytes_per_cycle",
+                             std::to_string(options.tma_store_wait_bytes_per_cycle));
   }
   summarize_cta(first, "cta0", parameters_);
 }

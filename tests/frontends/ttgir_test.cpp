@@ -548,6 +548,47 @@ TEST(TtgirStatic, FirstWaveBubbleGoesToTheFirstWaveOnly) {
   }
 }
 
+// mbarrier_init_cycles and tma_store_wait_bytes_per_cycle (docs/calibration.md §30): every
+// WarpGroup waits at each of the 7 ttng.init_barrier (Q's and two rings of 3), and the WarpGroup
+// that issued O's 128x128 fp16 store (32 KiB) waits at async_tma_store_wait for its bytes at the
+// given rate; nothing else moves, and the trace route takes neither.
+TEST(TtgirStatic, MbarrierInitsAndTheStoreWaitChargeTheirWarpGroups) {
+  auto calibration_cycles = [](const WarpGroupProgram& wg) {
+    std::uint64_t c = 0;
+    for (const Instruction& i : wg.code)
+      if (i.op == Opcode::kBubble && i.stage == 0) c += i.x;
+    return c;
+  };
+  const Keys base{{"file", str(kDevice + "attn_fwd_tma.ttgir")},
+                  {"grid", str("4x4")},
+                  {"args", str(attn_args(4, 512))}};
+  Keys plain = base, costed = base;
+  plain.emplace_back("mbarrier_init_cycles", ParamValue{std::int64_t{0}});
+  plain.emplace_back("tma_store_wait_bytes_per_cycle", ParamValue{0.0});
+  costed.emplace_back("mbarrier_init_cycles", ParamValue{std::int64_t{100}});
+  costed.emplace_back("tma_store_wait_bytes_per_cycle", ParamValue{30.0});
+  Harness h;
+  CtaProgram p0, p1;
+  h.make(plain)->build(5, p0);
+  h.make(costed)->build(5, p1);
+  ASSERT_EQ(p0.warpgroups.size(), 2u);
+  ASSERT_EQ(p1.warpgroups.size(), 2u);
+  const std::uint64_t store = (32768 + 29) / 30;  // ceil(32 KiB / 30 B a cycle)
+  EXPECT_EQ(calibration_cycles(p1.warpgroups[0]), calibration_cycles(p0.warpgroups[0]) + 7 * 100 + store);
+  EXPECT_EQ(calibration_cycles(p1.warpgroups[1]), calibration_cycles(p0.warpgroups[1]) + 7 * 100);
+  for (std::size_t w = 0; w < 2; ++w) {
+    auto c0 = counts(p0.warpgroups[w]);
+    auto c1 = counts(p1.warpgroups[w]);
+    c0.erase("BUBBLE");
+    c1.erase("BUBBLE");
+    EXPECT_EQ(c0, c1) << "WarpGroup " << w;
+  }
+  // The first init is Q's, before its copy: the first thing each WarpGroup does.
+  const auto lines = listing(p1.warpgroups[1], p1, h.make(costed)->tensor_maps());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "BUBBLE 100");
+}
+
 // ---- the trace route against the static route ----
 
 /// Both routes for every CTA: same instructions per WarpGroup, same tile addresses, same gids.
