@@ -142,6 +142,14 @@ void WarpGroupSm::describe(Schema& schema) {
       .doc(
           "cycles an MB_WAIT holds its WarpGroup once its phase has completed (a try-wait "
           "returning; 1: the issue cycle alone)");
+  schema.integer("cta_launch_cycles")
+      .unit("SM cycles")
+      .def(0)
+      .range(0, 1e6)
+      .doc(
+          "cycles from a CTA's retirement to the first instruction of the CTA that the SM takes "
+          "in its place: the SM's CTA teardown and launch (the grid's first CTAs start at once; "
+          "their launch is in gpu.launch_overhead_ns)");
   schema.boolean("exit_waits_for_stores")
       .def(false)
       .doc(
@@ -202,6 +210,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       tma_issue_hold_(static_cast<Cycle>(context.params.integer("tma_issue_hold"))),
       tma_issue_interval_(static_cast<Cycle>(context.params.integer("tma_issue_interval"))),
       mb_wait_cycles_(static_cast<Cycle>(context.params.integer("mb_wait_cycles"))),
+      cta_launch_cycles_(static_cast<Cycle>(context.params.integer("cta_launch_cycles"))),
       scheduler_(&slot_as<WarpSchedulerPolicy>(context, "scheduler")),
       tma_(&slot_as<TmaEngine>(context, "tma")),
       tensor_core_(&slot_as<TensorCoreEngine>(context, "tensor_core")),
@@ -322,6 +331,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
     bar.waiters.clear();
   }
 
+  const Cycle start = now + (retired_any_ ? cta_launch_cycles_ : 0);
   std::uint32_t slot = 0;
   for (std::uint32_t i = 0; i < program->warpgroups.size(); ++i, ++slot) {
     while (resident_mask_ >> slot & 1) ++slot;
@@ -331,7 +341,7 @@ void WarpGroupSm::accept(Cycle now, std::unique_ptr<CtaProgram> program) {
     w.cta = c;
     w.index = i;
     w.age = next_age_++;
-    w.ready_at = now;
+    w.ready_at = start;
     w.wait = kNotWaiting;
     w.woken = false;
     w.mb_waits.assign(program->stage_count, 0);
@@ -704,6 +714,7 @@ void WarpGroupSm::retire(std::uint32_t cta_slot, Cycle now) {
     active_until_ = now + 1;
   }
   cta_retired_ = true;
+  retired_any_ = true;
 }
 
 // ---- blocking and waking -----------------------------------------------------------------------

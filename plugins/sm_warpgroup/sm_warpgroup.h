@@ -183,6 +183,7 @@ class WarpGroupSm final : public SmCore,
   const Cycle tma_issue_hold_;        ///< a TMA_LOAD's hold on its WarpGroup (tma_issue_hold)
   const Cycle tma_issue_interval_;    ///< between TMA_LOADs back to back
   const Cycle mb_wait_cycles_;        ///< an MB_WAIT's issue once its phase has completed
+  const Cycle cta_launch_cycles_;     ///< a retired CTA's slot to its successor's first issue
 
   // Its engines: the components of its sub-slots.
   WarpSchedulerPolicy* const scheduler_;
@@ -231,6 +232,7 @@ class WarpGroupSm final : public SmCore,
   Cycle requested_ = kNever;  ///< earliest issue cycle asked of the clock and not yet stepped
   bool in_step_ = false;
   bool cta_retired_ = false;  ///< tell the host once the step is over
+  bool retired_any_ = false;  ///< a CTA has retired: later ones pay cta_launch_cycles
   Cycle active_since_ = 0;    ///< first uncounted cycle of the current resident stretch
   Cycle active_until_ = 0;    ///< end of the last counted stretch
 

@@ -622,6 +622,32 @@ TEST(SmWarpGroup, ExitWaitsForTheCtasStores) {
   EXPECT_EQ(stat(r, "ctas_completed"), 2u);
 }
 
+// cta_launch_cycles 20: one CTA slot, two CTAs of BUBBLE 10; EXIT. CTA 0 starts at once (the
+// grid's first) and exits at 10; CTA 1, placed in its slot at 10, issues from 10 + 20 and exits at
+// 40. Without the option it issues from the next cycle: exits at 10 and 21.
+TEST(SmWarpGroup, ACtaInARetiredOnesPlaceStartsAfterItsLaunch) {
+  auto programs = [] {
+    std::vector<CtaProgram> ctas;
+    for (std::uint64_t id = 0; id < 2; ++id) {
+      CtaBuilder cta(id);
+      cta.warpgroup().bubble(10).exit();
+      ctas.push_back(cta.program());
+    }
+    return workload_of(ctas);
+  };
+  HarnessConfig config;
+  config.gpu.max_ctas_per_sm = 1;
+  const RunResult plain = run_both(config, programs());
+  EXPECT_EQ(plain.cta_exit(0), 10u);
+  EXPECT_EQ(plain.cta_exit(1), 21u);
+
+  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"cta_launch_cycles", std::int64_t{20}}});
+  const RunResult r = run_both(config, programs());
+  EXPECT_EQ(begins(r.spans_of(0, 0, "bubble")), (std::vector<Cycle>{0}));
+  EXPECT_EQ(begins(r.spans_of(1, 0, "bubble")), (std::vector<Cycle>{30}));
+  EXPECT_EQ(r.cta_exit(1), 40u);
+}
+
 // tma_issue_hold 50, tma_issue_interval 10, mb_wait_cycles 5:
 // 0    TMA_LOAD stage 0 (lands at 100); the next is a TMA_LOAD: ready at 0 + 10.
 // 10   TMA_LOAD stage 1 (lands at 110); the next is not: ready at 10 + 50.
@@ -869,7 +895,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   for (const auto& p : schema.params()) params.insert(p.name);
   EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores",
                                            "tma_issue_hold", "tma_issue_interval",
-                                           "mb_wait_cycles", "fp32_lanes", "alu_lanes",
+                                           "mb_wait_cycles", "cta_launch_cycles",
+                                           "fp32_lanes", "alu_lanes",
                                            "sfu_lanes", "dispatch_lanes", "fp32_rate_beside_wgmma",
                                            "alu_rate_beside_wgmma", "sfu_rate_beside_wgmma"}));
   std::set<std::string> declared;
