@@ -641,7 +641,8 @@ TEST(SmWarpGroup, ACtaInARetiredOnesPlaceStartsAfterItsLaunch) {
   EXPECT_EQ(plain.cta_exit(0), 10u);
   EXPECT_EQ(plain.cta_exit(1), 21u);
 
-  config.sm = plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"cta_launch_cycles", std::int64_t{20}}});
+  config.sm =
+      plugin_slot<SmCore, sm_warpgroup::WarpGroupSm>({{"cta_launch_cycles", std::int64_t{20}}});
   const RunResult r = run_both(config, programs());
   EXPECT_EQ(begins(r.spans_of(0, 0, "bubble")), (std::vector<Cycle>{0}));
   EXPECT_EQ(begins(r.spans_of(1, 0, "bubble")), (std::vector<Cycle>{30}));
@@ -894,9 +895,8 @@ TEST(SmWarpGroup, RegistersEveryDeclaredStatistic) {
   std::set<std::string> params;
   for (const auto& p : schema.params()) params.insert(p.name);
   EXPECT_EQ(params, (std::set<std::string>{"pipe_sharing", "exit_waits_for_stores",
-                                           "tma_issue_hold", "tma_issue_interval",
-                                           "mb_wait_cycles", "cta_launch_cycles",
-                                           "fp32_lanes", "alu_lanes",
+                                           "tma_issue_hold", "tma_issue_interval", "mb_wait_cycles",
+                                           "cta_launch_cycles", "fp32_lanes", "alu_lanes",
                                            "sfu_lanes", "dispatch_lanes", "fp32_rate_beside_wgmma",
                                            "alu_rate_beside_wgmma", "sfu_rate_beside_wgmma"}));
   std::set<std::string> declared;
