@@ -52,16 +52,23 @@ void TtgirSource::describe(Schema& schema) {
   // arrival to the loop's top, where the SASS has the K/V mbarriers' inits (SYNCS.EXCH.64, each
   // with a BAR.SYNC) and the prologue's copies, 696 cycles with 4 inits (128x128, 2 stages), 1111
   // with 6 (128x64, 8 warps, 3 stages), 1018 with 6 (128x64, 4 warps): 2825 / 16 = 177 an init
-  // (docs/calibration.md §30).
+  // (docs/calibration.md §30). The default since §30's validation: attention_triton 6.2% ->
+  // 5.0% event, the GEMM subset better too.
   schema.integer("mbarrier_init_cycles")
-      .def(0)
+      .def(177)
       .min(0)
       .unit("SM cycles")
       .doc(
           "static route: cycles every WarpGroup waits at each ttng.init_barrier (the mbarrier's "
           "init and the CTA barrier after it; docs/calibration.md §30); 0: free");
+  // Measured likewise: from the last P V's result to the end of the O store's wait (the
+  // division, the tile into shared memory, the UTMASTG and its cp.async.bulk.wait_group.read),
+  // 1713 cycles (128x64, 8 warps), 1974 (4 warps), 1916 (128x128) where this route charged 807,
+  // 1026 and 1156 and no wait: 32 KiB in the 906, 948 and 760 cycles more, 36 B a cycle (mean
+  // 871; docs/calibration.md §30). The GEMMs' store phase (gemm_phases.csv.gz: 690, 1268 and
+  // 1370 cycles for 16, 32 and 64 KiB) is not one rate; see §30.
   schema.real("tma_store_wait_bytes_per_cycle")
-      .def(0)
+      .def(36.0)
       .range(0, 1e6)
       .unit("B/cycle")
       .doc(
@@ -82,8 +89,10 @@ void TtgirSource::describe(Schema& schema) {
       .doc("registers a thread holds; 0: the TTGIR's actualRegisters, else accumulators + 40");
   // Calibrated on the H200's row reductions of an accumulator tile (validation/h200/attention/
   // softmax_micro.csv, modes maxred and sumred; docs/calibration.md §8).
+  // 13 with fuse_reductions (docs/calibration.md §20's fit on softmax_micro), the default since
+  // §30.
   schema.real("reduce_cycles_per_element")
-      .def(10.0)
+      .def(13.0)
       .range(0, 1e4)
       .unit("SM cycles")
       .doc(
@@ -91,11 +100,12 @@ void TtgirSource::describe(Schema& schema) {
           "its dependent combine chain, beyond the pipe throughput (docs/ttgir.md §4)");
   // ptxas interleaves a row sum with the exp2s that produce its elements (validation/h200/
   // attention/ttgir/softmax_micro_softmax_*.sass.gz and attn_fwd_*.sass.gz: an FADD after each
-  // MUFU.EX2, the shuffles after the last). Off by default: with it (and the reductions refitted,
+  // MUFU.EX2, the shuffles after the last). With it (and the reductions refitted,
   // reduce_cycles_per_element = 13) the softmax microbenchmarks and the long Triton kernels come
-  // closer and the short ones, already too fast, further (docs/calibration.md §20).
+  // closer (docs/calibration.md §20); the short ones, which it left too fast, come right with the
+  // mbarrier inits and the store's wait (§30), so it is on since §30.
   schema.boolean("fuse_reductions")
-      .def(false)
+      .def(true)
       .doc(
           "a row reduction (tt.reduce) of a tensor the open compute phase produced joins that "
           "phase, which then lasts at least the reduction's latency, instead of a phase after it "

@@ -78,11 +78,14 @@ struct Config {
 struct Harness : test::NullBuildContext {
   std::unique_ptr<ttgir::TtgirSource> ttgir(const std::string& file, const Config& c,
                                             const Shape& s) {
-    // The gemm: generator has no first-wave cold start (docs/calibration.md §21).
+    // The gemm: generator has no first-wave cold start (docs/calibration.md §21) and does not
+    // charge the mbarrier inits or the store's wait (§30).
     return build<ttgir::TtgirSource>({{"file", str(file)},
                                       {"grid", str(std::to_string(c.ctas(s)))},
                                       {"args", str(ttgir_args(s))},
-                                      {"first_wave_bubble", ParamValue{std::int64_t{0}}}},
+                                      {"first_wave_bubble", ParamValue{std::int64_t{0}}},
+                                      {"mbarrier_init_cycles", ParamValue{std::int64_t{0}}},
+                                      {"tma_store_wait_bytes_per_cycle", ParamValue{0.0}}},
                                      ParamValue{std::int64_t{0}});
   }
   std::unique_ptr<gemm::GemmSource> gemm(const Config& c, const Shape& s) {
@@ -241,7 +244,9 @@ TEST(GemmTtgirEquivalence, CalibrationBubblesLandAlike) {
     Keys t_keys = {{"file", str(file)},
                    {"grid", str(std::to_string(config.ctas(s)))},
                    {"args", str(ttgir_args(s))},
-                   {"first_wave_bubble", i64(0)}};
+                   {"first_wave_bubble", i64(0)},
+                   {"mbarrier_init_cycles", i64(0)},
+                   {"tma_store_wait_bytes_per_cycle", ParamValue{0.0}}};
     Keys g_keys = config.keys(s);
     t_keys.insert(t_keys.end(), bubbles.begin(), bubbles.end());
     g_keys.insert(g_keys.end(), bubbles.begin(), bubbles.end());

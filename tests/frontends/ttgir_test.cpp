@@ -48,12 +48,20 @@ ParamValue str(const std::string& s) {
 
 /// Builds a TtgirSource from the schema's defaults and `keys`, key i on line 2 + i of "w.toml".
 /// The lowering's tests read programs without the first-wave cold start (first_wave_bubble 0)
-/// unless `keys` give it; FirstWaveBubbleGoesToTheFirstWaveOnly tests it.
+/// and without the mbarrier inits' and the store wait's calibrated cycles (mbarrier_init_cycles
+/// and tma_store_wait_bytes_per_cycle 0) unless `keys` give them;
+/// FirstWaveBubbleGoesToTheFirstWaveOnly and MbarrierInitsAndTheStoreWaitChargeTheirWarpGroups
+/// test them.
 struct Harness : test::NullBuildContext {
   std::unique_ptr<TtgirSource> make(Keys keys) {
-    bool given = false;
-    for (const auto& k : keys) given = given || k.first == "first_wave_bubble";
-    if (!given) keys.emplace_back("first_wave_bubble", ParamValue{std::int64_t{0}});
+    auto unless_given = [&](const char* name, ParamValue v) {
+      bool given = false;
+      for (const auto& k : keys) given = given || k.first == name;
+      if (!given) keys.emplace_back(name, std::move(v));
+    };
+    unless_given("first_wave_bubble", ParamValue{std::int64_t{0}});
+    unless_given("mbarrier_init_cycles", ParamValue{std::int64_t{0}});
+    unless_given("tma_store_wait_bytes_per_cycle", ParamValue{0.0});
     return build<TtgirSource>(keys, ParamValue{std::int64_t{0}});
   }
 };
@@ -374,7 +382,9 @@ TEST(TtgirStatic, AttentionLowersQkSoftmaxPvPerWarpGroup) {
   Harness h;
   auto src = h.make({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
                      {"grid", str("4x4")},
-                     {"args", str(attn_args(4, 512))}});
+                     {"args", str(attn_args(4, 512))},
+                     {"fuse_reductions", ParamValue{false}},
+                     {"reduce_cycles_per_element", ParamValue{10.0}}});
   CtaProgram p;
   src->build(5, p);  // program id (1, 1)
   ASSERT_EQ(p.warpgroups.size(), 2u);
@@ -414,7 +424,8 @@ TEST(TtgirStatic, AttentionLowersQkSoftmaxPvPerWarpGroup) {
   EXPECT_EQ(std::vector<std::string>(lines.begin() + 24, lines.begin() + 32), softmax);
 }
 
-// fuse_reductions (docs/calibration.md §20): the row sum of P joins the phase that computes P,
+// fuse_reductions (docs/calibration.md §20; the default since §30): the row sum of P joins the
+// phase that computes P,
 // as ptxas interleaves them (an FADD after each MUFU.EX2 in validation/h200/attention/ttgir/
 // attn_fwd_*.sass.gz). That phase lasts at least the sum's 13 x 16 = 208 cycles and no phase
 // of its own follows; the row max, of the QK^T dot's result, stays a phase of its own.
@@ -422,9 +433,7 @@ TEST(TtgirStatic, FusedRowSumRunsInThePhaseOfItsExp2) {
   Harness h;
   auto src = h.make({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
                      {"grid", str("4x4")},
-                     {"args", str(attn_args(4, 512))},
-                     {"fuse_reductions", ParamValue{true}},
-                     {"reduce_cycles_per_element", ParamValue{13.0}}});
+                     {"args", str(attn_args(4, 512))}});  // the defaults: fused, 13 cycles
   CtaProgram p;
   src->build(5, p);
   const auto lines = listing(p.warpgroups[0], p, src->tensor_maps());
@@ -587,6 +596,29 @@ TEST(TtgirStatic, MbarrierInitsAndTheStoreWaitChargeTheirWarpGroups) {
   const auto lines = listing(p1.warpgroups[1], p1, h.make(costed)->tensor_maps());
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "BUBBLE 100");
+}
+
+// The static route's defaults are the probe's calibration (docs/calibration.md §30), reported
+// with the workload's parameters; the trace route takes neither (its times hold both).
+TEST(TtgirStatic, DefaultsChargeTheProbesInitAndStoreWait) {
+  test::NullBuildContext ctx;
+  auto src = ctx.build<TtgirSource>({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
+                                     {"grid", str("4x4")},
+                                     {"args", str(attn_args(4, 512))},
+                                     {"first_wave_bubble", ParamValue{std::int64_t{0}}}},
+                                    ParamValue{std::int64_t{0}});
+  const auto reported = src->parameters();
+  std::map<std::string, std::string> params(reported.begin(), reported.end());
+  EXPECT_EQ(params["mbarrier_init_cycles"], "177");
+  EXPECT_EQ(params["tma_store_wait_bytes_per_cycle"].substr(0, 4), "36.0");
+  CtaProgram p;
+  src->build(5, p);
+  const auto lines = listing(p.warpgroups[1], p, src->tensor_maps());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "BUBBLE 177");  // Q's mbarrier init
+  const auto last = listing(p.warpgroups[0], p, src->tensor_maps());
+  ASSERT_GT(last.size(), 2u);
+  EXPECT_EQ(last[last.size() - 2], "BUBBLE 911");  // ceil(32 KiB / 36 B a cycle), then EXIT
 }
 
 // ---- the trace route against the static route ----
