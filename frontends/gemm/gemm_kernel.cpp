@@ -2,33 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "simfa/int_math.h"
+#include "simfa/program_builder.h"
 #include "simfa/wgmma_codegen.h"
 
 namespace simfa::gemm {
 
 namespace {
 
+/// A row-major `rows` x `columns` matrix whose box is `box_rows` x `box_columns`.
 TensorMap matrix(const char* name, Addr base, std::uint32_t elem_bytes, std::int64_t columns,
                  std::int64_t rows, std::int64_t box_columns, std::int64_t box_rows) {
-  TensorMap map;
-  map.name = name;
-  map.base = base;
-  map.elem_bytes = elem_bytes;
-  map.rank = 2;
-  map.shape = {static_cast<std::uint64_t>(columns), static_cast<std::uint64_t>(rows)};
-  map.stride = {elem_bytes, static_cast<std::uint64_t>(columns) * elem_bytes};
-  map.box = {static_cast<std::uint32_t>(box_columns), static_cast<std::uint32_t>(box_rows)};
-  return map;
-}
-
-std::uint32_t push_coords(CtaProgram& out, std::int64_t c0, std::int64_t c1) {
-  const auto offset = static_cast<std::uint32_t>(out.coords.size());
-  out.coords.push_back(static_cast<std::int32_t>(c0));
-  out.coords.push_back(static_cast<std::int32_t>(c1));
-  return offset;
+  return tensor_map(
+      name, base, elem_bytes,
+      {static_cast<std::uint64_t>(columns), static_cast<std::uint64_t>(rows)}, {},
+      {static_cast<std::uint32_t>(box_columns), static_cast<std::uint32_t>(box_rows)});
 }
 
 constexpr std::uint16_t kMapA = 0;
@@ -60,31 +49,24 @@ std::uint32_t wgmma_k(Dtype dtype) {
 /// route merges consecutive costs (cta_lowering.cpp), so the two routes agree bubble for bubble.
 class GemmKernel::Stream {
  public:
-  Stream(std::vector<Instruction>& code, CtaProgram& cta) : code_(code), cta_(cta) {}
+  explicit Stream(WarpGroupCode code) : code_(code) {}
   void charge(std::uint64_t cycles) { pending_ += cycles; }
-  void push(const Instruction& instruction) {
-    for (; pending_ > 0; pending_ -= std::min(pending_, kMaxBubble))
-      code_.push_back(
-          Instruction::bubble(static_cast<std::uint32_t>(std::min(pending_, kMaxBubble))));
-    code_.push_back(instruction);
+  /// The code, once the cycles charged so far are issued.
+  WarpGroupCode& next() {
+    code_.bubbles(pending_);
+    pending_ = 0;
+    return code_;
   }
+  void push(const Instruction& instruction) { next().push(instruction); }
   /// With two or more WarpGroups, the CTA barrier Triton's Membar pass puts before each TMA copy
   /// (loads and the store) and mbarrier wait (as the TTGIR route adds it, docs/ttgir.md §4).
   void membar() {
     if (membar_) push(Instruction::bar_wait(0));
   }
   void set_membar(bool on) { membar_ = on; }
-  /// Register work on the SM's compute pipes, after the calibration cycles charged before it.
-  void compute(const ComputeWork& work) {
-    auto& pool = cta_.work;
-    if (pool.empty() || !(pool.back() == work)) pool.push_back(work);
-    push(Instruction::compute(0, static_cast<std::uint32_t>(pool.size() - 1)));
-  }
 
  private:
-  static constexpr std::uint64_t kMaxBubble = std::numeric_limits<std::uint32_t>::max();
-  std::vector<Instruction>& code_;
-  CtaProgram& cta_;
+  WarpGroupCode code_;
   std::uint64_t pending_ = 0;
   bool membar_ = false;
 };
@@ -142,112 +124,98 @@ GemmKernel::Tile GemmKernel::tile_of(std::uint64_t cta) const {
 }
 
 void GemmKernel::load_k_tile(std::int64_t k, const Tile& tile, bool acquire, bool issue,
-                             Stream& code, CtaProgram& out) const {
+                             Stream& code) const {
   const auto stage = static_cast<std::uint8_t>(k % shape_.stages);
   const std::int64_t k0 = k * shape_.block_k;
   const std::int64_t m0 = tile.m * shape_.block_m;
   const std::int64_t n0 = tile.n * shape_.block_n;
   if (acquire) code.push(Instruction::acquire_stage(stage));
   code.membar();
-  if (issue) code.push(Instruction::tma_load(kMapA, push_coords(out, k0, m0), stage));
+  if (issue) code.next().tma_load(kMapA, {k0, m0}, stage);
   code.membar();
   if (!issue) return;
-  const std::uint32_t b =
-      shape_.b_layout == BLayout::kNK ? push_coords(out, k0, n0) : push_coords(out, n0, k0);
-  code.push(Instruction::tma_load(kMapB, b, stage));
+  if (shape_.b_layout == BLayout::kNK)
+    code.next().tma_load(kMapB, {k0, n0}, stage);
+  else
+    code.next().tma_load(kMapB, {n0, k0}, stage);
 }
 
 void GemmKernel::multiply_k_tile(std::int64_t k, Stream& code) const {
-  const auto gid = static_cast<std::uint32_t>(k);
   const auto n = static_cast<std::uint16_t>(cols_per_consumer_);
   const auto instr_k = static_cast<std::uint16_t>(wgmma_k(shape_.dtype));
+  const auto m = static_cast<std::uint16_t>(kWgmmaM);
   code.membar();
   code.push(Instruction::mb_wait(static_cast<std::uint8_t>(k % shape_.stages)));
   if (!serialized_wgmma_) {
-    for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i)
-      code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, gid));
-    code.push(Instruction::wgmma_commit(gid));
+    code.next().wgmma_group(wgmmas_per_k_tile_, m, n, instr_k);
     return;
   }
-  // Serialized: each WGMMA a group of its own, numbered on from the k-tiles before (as the TTGIR
-  // route numbers a WarpGroup's groups), waited for before the next is issued.
+  // Serialized: each WGMMA a group of its own, waited for before the next is issued.
   for (std::uint32_t i = 0; i < wgmmas_per_k_tile_; ++i) {
-    const auto group = static_cast<std::uint32_t>(k) * wgmmas_per_k_tile_ + i;
-    code.push(Instruction::wgmma(static_cast<std::uint16_t>(kWgmmaM), n, instr_k, group));
-    code.push(Instruction::wgmma_commit(group));
+    code.next().wgmma_group(1, m, n, instr_k);
     code.push(Instruction::wgmma_wait(0));
   }
 }
 
 void GemmKernel::build(std::uint64_t cta, CtaProgram& out) const {
-  out.clear();
-  out.cta_id = cta;
-  out.smem_bytes = smem_bytes_;
-  out.stage_count = static_cast<std::uint32_t>(shape_.stages);
+  CtaProgramBuilder cta_program(out, cta, maps_);
+  cta_program.smem(smem_bytes_);
   const Tile tile = tile_of(cta);
   if (shape_.warp_specialized)
-    build_warp_specialized(tile, out);
+    build_warp_specialized(tile, cta_program);
   else
-    build_pipelined(tile, out);
+    build_pipelined(tile, cta_program);
+  cta_program.finish();
 }
 
 // Triton's software-pipelined loop (tests/data/ttgir/gemm_tma.ttgir): the first WarpGroup
 // issues stages-1 k-tiles ahead; every iteration waits for its k-tile, multiplies it, waits
 // until one WGMMA group is outstanding (retiring k-1's, whose slot the next copy overwrites)
 // and refills that slot. No empty barriers: the wait orders the reuse, so no ACQUIRE/RELEASE.
-void GemmKernel::build_pipelined(const Tile& tile, CtaProgram& out) const {
+void GemmKernel::build_pipelined(const Tile& tile, CtaProgramBuilder& out) const {
   const GemmShape& s = shape_;
   const std::int64_t kt = k_tiles_;
   const std::int64_t ahead = s.stages - 1;
-  const auto registers =
-      round_up(accumulator_registers_ + kBaseRegistersPerThread, kRegisterAllocationUnit);
-  out.consumers_per_stage = 1;
-  out.warpgroups.resize(consumers_);
-  if (consumers_ > 1) out.barrier_participants = {consumers_};
+  out.stages(static_cast<std::uint32_t>(s.stages));
+  if (consumers_ > 1) out.barrier(0, consumers_);
+  out.add_warpgroups(consumers_, round_up(accumulator_registers_ + kBaseRegistersPerThread,
+                                          kRegisterAllocationUnit));
   for (std::uint32_t w = 0; w < consumers_; ++w) {
-    WarpGroupProgram& wg = out.warpgroups[w];
-    wg.registers = registers * kThreadsPerWarpGroup;
-    Stream code(wg.code, out);
+    Stream code(out.warpgroup(w));
     code.set_membar(consumers_ > 1);
     const bool loads = w == 0;  // the copies come from one elected thread
     code.charge(s.prologue_bubble);
     for (std::int64_t k = 0; k < (consumers_ > 1 ? ahead : std::min(ahead, kt)); ++k)
-      load_k_tile(k, tile, false, loads && k < kt, code, out);
+      load_k_tile(k, tile, false, loads && k < kt, code);
     for (std::int64_t k = 0; k < kt; ++k) {
       code.charge(s.per_iteration_bubble);
       multiply_k_tile(k, code);
       code.push(Instruction::wgmma_wait(1));
       if (k + ahead < kt || consumers_ > 1)  // predicated-off copies keep their barriers
-        load_k_tile(k + ahead, tile, false, loads && k + ahead < kt, code, out);
+        load_k_tile(k + ahead, tile, false, loads && k + ahead < kt, code);
     }
     code.push(Instruction::wgmma_wait(0));
-    code.compute(epilogue_work_);
+    code.next().compute(0, epilogue_work_);
     code.membar();  // the store reads every WarpGroup's shared-memory half
-    if (loads)
-      code.push(
-          Instruction::tma_store(kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m)));
-    code.push(Instruction::exit());
+    if (loads) code.next().tma_store(kMapC, {tile.n * s.block_n, tile.m * s.block_m});
   }
 }
 
 // CUTLASS's cooperative kernel: a producer WarpGroup loads every k-tile into the ring; each
 // consumer keeps one WGMMA group in flight (K_PIPE_MMAS = 1): waiting until one group is
 // outstanding retires k-1's, whose slot it then releases.
-void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgram& out) const {
+void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgramBuilder& out) const {
   const GemmShape& s = shape_;
   const std::int64_t kt = k_tiles_;
   auto slot = [&](std::int64_t k) { return static_cast<std::uint8_t>(k % s.stages); };
-  out.consumers_per_stage = consumers_;
-  out.warpgroups.resize(1 + consumers_);
-  out.warpgroups[0].registers = kBaseRegistersPerThread * kThreadsPerWarpGroup;
-  Stream producer(out.warpgroups[0].code, out);
+  out.stages(static_cast<std::uint32_t>(s.stages), consumers_);
+  const std::uint32_t first_consumer = 1 + out.add_warpgroups(1, kBaseRegistersPerThread);
+  out.add_warpgroups(consumers_, kConsumerRegistersPerThread);
+  Stream producer(out.warpgroup(0));
   producer.charge(s.prologue_bubble);
-  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, tile, true, true, producer, out);
-  producer.push(Instruction::exit());
+  for (std::int64_t k = 0; k < kt; ++k) load_k_tile(k, tile, true, true, producer);
   for (std::uint32_t c = 0; c < consumers_; ++c) {
-    WarpGroupProgram& wg = out.warpgroups[1 + c];
-    wg.registers = kConsumerRegistersPerThread * kThreadsPerWarpGroup;
-    Stream code(wg.code, out);
+    Stream code(out.warpgroup(first_consumer + c));
     code.charge(s.prologue_bubble);
     for (std::int64_t k = 0; k < kt; ++k) {
       code.charge(s.per_iteration_bubble);
@@ -259,10 +227,8 @@ void GemmKernel::build_warp_specialized(const Tile& tile, CtaProgram& out) const
     }
     code.push(Instruction::wgmma_wait(0));
     code.push(Instruction::release_stage(slot(kt - 1)));
-    code.compute(epilogue_work_);
-    code.push(Instruction::tma_store(
-        kMapC, push_coords(out, tile.n * s.block_n, tile.m * s.block_m + c * rows_per_consumer_)));
-    code.push(Instruction::exit());
+    code.next().compute(0, epilogue_work_);
+    code.next().tma_store(kMapC, {tile.n * s.block_n, tile.m * s.block_m + c * rows_per_consumer_});
   }
 }
 

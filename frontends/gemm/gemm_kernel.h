@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simfa/program.h"
+#include "simfa/program_builder.h"
 #include "simfa/tensor_map.h"
 #include "simfa/types.h"
 
@@ -146,11 +147,10 @@ class GemmKernel {
  private:
   class Stream;
   /// k-tile k's copies of A and B (`issue` false: a predicated-off copy, only its barriers).
-  void load_k_tile(std::int64_t k, const Tile& tile, bool acquire, bool issue, Stream& code,
-                   CtaProgram& out) const;
+  void load_k_tile(std::int64_t k, const Tile& tile, bool acquire, bool issue, Stream& code) const;
   void multiply_k_tile(std::int64_t k, Stream& code) const;
-  void build_pipelined(const Tile& tile, CtaProgram& out) const;
-  void build_warp_specialized(const Tile& tile, CtaProgram& out) const;
+  void build_pipelined(const Tile& tile, CtaProgramBuilder& out) const;
+  void build_warp_specialized(const Tile& tile, CtaProgramBuilder& out) const;
 
   GemmShape shape_;
   std::vector<TensorMap> maps_;
