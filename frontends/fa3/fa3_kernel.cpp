@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "simfa/int_math.h"
+#include "simfa/program_builder.h"
 
 namespace simfa::fa3 {
 
@@ -38,16 +39,13 @@ Fa3Kernel::Fa3Kernel(const Fa3Shape& shape, const Fa3Throughputs& throughputs)
                   std::int64_t box_rows) {
     const auto d = static_cast<std::uint64_t>(s.head_dim);
     const auto row = d * kElementBytes;  // one token of one head
-    TensorMap map;
-    map.name = name;
-    map.base = next;
-    map.elem_bytes = kElementBytes;
-    map.rank = 4;
-    map.shape = {d, static_cast<std::uint64_t>(seqlen), static_cast<std::uint64_t>(heads),
-                 static_cast<std::uint64_t>(s.batch)};
-    map.stride = {kElementBytes, static_cast<std::uint64_t>(heads) * row, row,
-                  static_cast<std::uint64_t>(seqlen * heads) * row};
-    map.box = {static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(box_rows), 1, 1};
+    TensorMap map =
+        tensor_map(name, next, kElementBytes,
+                   {d, static_cast<std::uint64_t>(seqlen), static_cast<std::uint64_t>(heads),
+                    static_cast<std::uint64_t>(s.batch)},
+                   {kElementBytes, static_cast<std::uint64_t>(heads) * row, row,
+                    static_cast<std::uint64_t>(seqlen * heads) * row},
+                   {static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(box_rows), 1, 1});
     const Addr bytes = map.stride[3] * map.shape[3];
     next = next_tensor_base(next, bytes);
     maps_.push_back(std::move(map));

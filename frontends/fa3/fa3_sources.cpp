@@ -38,6 +38,7 @@ Fa3Source::Fa3Source(const BuildContext& context)
   CtaProgram first;
   translator_.begin(0, first);
   translator_.set_first_wave(first_wave_ctas(first, context.gpu, cta_count()));
+  translator_.finish();
 }
 
 void Fa3Source::build(std::uint64_t index, CtaProgram& out) {
@@ -51,9 +52,9 @@ void Fa3Source::build(std::uint64_t index, CtaProgram& out) {
   translator_.begin(index, out);
   for (std::size_t i = 0; i < tiles_.size(); ++i) {
     generate_events(kernel_, tiles_[i], events_);
-    translator_.append(tiles_[i], events_, i + 1 == tiles_.size(), out);
+    translator_.append(tiles_[i], events_, i + 1 == tiles_.size());
   }
-  translator_.finish(out);
+  translator_.finish();
 }
 
 std::vector<std::pair<std::string, std::string>> Fa3Source::parameters() const {

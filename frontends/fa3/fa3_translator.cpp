@@ -29,68 +29,52 @@ void Fa3EventTranslator::fail(const EventRecord& at, const std::string& message)
                    "CTA " + std::to_string(cta_) + ": " + message);
 }
 
-std::uint32_t Fa3EventTranslator::push_coords(CtaProgram& out, std::int64_t row,
-                                              std::int64_t head) const {
-  const auto offset = static_cast<std::uint32_t>(out.coords.size());
-  for (std::int64_t c : {std::int64_t{0}, row, head, tile_.batch})
-    out.coords.push_back(static_cast<std::int32_t>(c));
-  return offset;
-}
-
 void Fa3EventTranslator::translate(std::uint64_t cta, const CtaEvents& events, CtaProgram& out) {
   begin(cta, out);
-  append(cta, events, true, out);
-  finish(out);
+  append(cta, events, true);
+  finish();
 }
 
 void Fa3EventTranslator::begin(std::uint64_t cta, CtaProgram& out) {
   cta_ = cta;
-  out.clear();
-  out.cta_id = cta;
-  out.smem_bytes = kernel_.smem_bytes();
-  out.stage_count = kernel_.stage_count();
-  out.consumers_per_stage = kernel_.consumers();
-  out.warpgroups.resize(1 + kernel_.consumers());
+  CtaProgramBuilder& program = program_.emplace(out, cta, kernel_.maps());
+  program.smem(kernel_.smem_bytes());
+  program.stages(kernel_.stage_count(), kernel_.consumers());
   if (kernel_.tile_barriers()) {
     // Turn barriers keep the default 2 (the previous consumer's arrival and the wait); the tile
     // hand-off's full and empty barriers hold the producer and every consumer, the start one the
     // consumers.
-    out.barrier_participants.assign(Fa3Kernel::tile_start_barrier() + 1, 2);
-    out.barrier_participants[Fa3Kernel::tile_full_barrier()] = 1 + kernel_.consumers();
-    out.barrier_participants[Fa3Kernel::tile_empty_barrier()] = 1 + kernel_.consumers();
-    out.barrier_participants[Fa3Kernel::tile_start_barrier()] = kernel_.consumers();
+    program.barrier(Fa3Kernel::tile_full_barrier(), 1 + kernel_.consumers());
+    program.barrier(Fa3Kernel::tile_empty_barrier(), 1 + kernel_.consumers());
+    program.barrier(Fa3Kernel::tile_start_barrier(), kernel_.consumers());
   }
   tiles_begun_ = 0;
-  out.warpgroups[0].registers = kernel_.producer_registers_per_thread() * kThreadsPerWarpGroup;
-  for (std::uint32_t c = 0; c < kernel_.consumers(); ++c)
-    out.warpgroups[1 + c].registers =
-        kernel_.consumer_registers_per_thread() * kThreadsPerWarpGroup;
+  program.add_warpgroups(1, kernel_.producer_registers_per_thread());
+  program.add_warpgroups(kernel_.consumers(), kernel_.consumer_registers_per_thread());
   if (cta < first_wave_ctas_ && kernel_.shape().first_wave_bubble > 0)
-    for (WarpGroupProgram& wg : out.warpgroups)
-      wg.code.push_back(
-          Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().first_wave_bubble)));
+    for (std::uint32_t w = 0; w < program.warpgroup_count(); ++w)
+      program.warpgroup(w).bubble(static_cast<std::uint32_t>(kernel_.shape().first_wave_bubble));
   // The first tile's index: the producer loads nothing before the counter answers.
   if (kernel_.shape().scheduler == Fa3Scheduler::kDynamic && kernel_.shape().first_index_cycles > 0)
-    out.warpgroups[0].code.push_back(
-        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().first_index_cycles)));
+    program.warpgroup(0).bubble(static_cast<std::uint32_t>(kernel_.shape().first_index_cycles));
   k_tiles_.clear();
   v_tiles_.clear();
   consumers_.assign(kernel_.consumers(), ConsumerState{});
 }
 
-void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& events, bool last,
-                                CtaProgram& out) {
+void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& events, bool last) {
   tile_ = kernel_.tile_of(tile_index);
   q_slot_ = kernel_.q_stage(tiles_begun_);
   k_tile_begin_ = k_tiles_.size();
   v_tile_begin_ = v_tiles_.size();
-  producer(events[0], out.warpgroups[0].code, out);
+  WarpGroupCode producer_code = program_->warpgroup(0);
+  producer(events[0], producer_code);
   if (kernel_.tile_barriers()) {
     // The next tile's index, written once the consumers have read this one's (none before the
     // CTA's first tile, which comes from its CTA index).
-    std::vector<Instruction>& code = out.warpgroups[0].code;
-    if (tiles_begun_ > 0) code.push_back(Instruction::bar_wait(Fa3Kernel::tile_empty_barrier()));
-    code.push_back(Instruction::bar_arrive(Fa3Kernel::tile_full_barrier()));
+    if (tiles_begun_ > 0)
+      producer_code.push(Instruction::bar_wait(Fa3Kernel::tile_empty_barrier()));
+    producer_code.push(Instruction::bar_arrive(Fa3Kernel::tile_full_barrier()));
   }
   ++tiles_begun_;
   for (std::uint32_t c = 0; c < kernel_.consumers(); ++c) {
@@ -99,29 +83,21 @@ void Fa3EventTranslator::append(std::uint64_t tile_index, const CtaEvents& event
                                   " records no events, while the producer loads Q, " +
                                   std::to_string(k_tiles_.size() - k_tile_begin_) + " K and " +
                                   std::to_string(v_tiles_.size() - v_tile_begin_) + " V tiles");
-    consumer(c, events[1 + c], last, out.warpgroups[1 + c].code, out);
+    consumer(c, events[1 + c], last, program_->warpgroup(1 + c));
   }
 }
 
-void Fa3EventTranslator::finish(CtaProgram& out) {
-  for (WarpGroupProgram& wg : out.warpgroups) wg.code.push_back(Instruction::exit());
+void Fa3EventTranslator::finish() {
+  program_->finish();
+  program_.reset();
 }
 
-void Fa3EventTranslator::issue_cost(std::vector<Instruction>& code) const {
+void Fa3EventTranslator::issue_cost(WarpGroupCode& code) const {
   if (kernel_.shape().producer_issue_cycles > 0)
-    code.push_back(
-        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().producer_issue_cycles)));
+    code.bubble(static_cast<std::uint32_t>(kernel_.shape().producer_issue_cycles));
 }
 
-void Fa3EventTranslator::compute(const Fa3Kernel::Phase& phase, std::vector<Instruction>& code,
-                                 CtaProgram& out) const {
-  out.work.push_back(phase.work);
-  code.push_back(
-      Instruction::compute(phase.latency, static_cast<std::uint32_t>(out.work.size() - 1)));
-}
-
-void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
-                                  std::vector<Instruction>& code, CtaProgram& out) {
+void Fa3EventTranslator::producer(const std::vector<EventRecord>& events, WarpGroupCode code) {
   bool q_loaded = false;
   for (const EventRecord& r : events) {
     switch (r.event) {
@@ -133,10 +109,10 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
                       " (head " + std::to_string(tile_.head) + ", batch " +
                       std::to_string(tile_.batch) + ") in FA3's tile order");
         q_loaded = true;
-        code.push_back(Instruction::acquire_stage(q_slot_));
-        code.push_back(Instruction::tma_load(
-            kMapQ, push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_m, tile_.head),
-            q_slot_));
+        code.push(Instruction::acquire_stage(q_slot_));
+        code.tma_load(kMapQ,
+                      {0, std::int64_t{r.tile} * kernel_.shape().block_m, tile_.head, tile_.batch},
+                      q_slot_);
         issue_cost(code);
         break;
       case Fa3Event::kTmaKIssue:
@@ -148,12 +124,11 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
         std::vector<std::uint32_t>& tiles = k ? k_tiles_ : v_tiles_;
         const std::uint8_t stage =
             k ? kernel_.k_stage(tiles.size()) : kernel_.v_stage(tiles.size());
-        code.push_back(Instruction::acquire_stage(stage));
-        code.push_back(
-            Instruction::tma_load(k ? kMapK : kMapV,
-                                  push_coords(out, std::int64_t{r.tile} * kernel_.shape().block_n,
-                                              kernel_.kv_head(tile_.head)),
-                                  stage));
+        code.push(Instruction::acquire_stage(stage));
+        code.tma_load(k ? kMapK : kMapV,
+                      {0, std::int64_t{r.tile} * kernel_.shape().block_n,
+                       kernel_.kv_head(tile_.head), tile_.batch},
+                      stage);
         issue_cost(code);
         tiles.push_back(r.tile);
         break;
@@ -167,20 +142,21 @@ void Fa3EventTranslator::producer(const std::vector<EventRecord>& events,
 }
 
 void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord>& events,
-                                  bool last, std::vector<Instruction>& code, CtaProgram& out) {
-  const std::uint32_t store =
-      push_coords(out, tile_.m_block * kernel_.shape().block_m + std::int64_t{c} * kRowsPerConsumer,
-                  tile_.head);
+                                  bool last, WarpGroupCode code) {
+  // O's rows this consumer computes, which it stores at the tile's end.
+  const std::int64_t store_row =
+      tile_.m_block * kernel_.shape().block_m + std::int64_t{c} * kRowsPerConsumer;
+  auto store = [&] { code.tma_store(kMapO, {0, store_row, tile_.head, tile_.batch}); };
   const bool hand_off = kernel_.tile_barriers();
   // The tile's end: the next tile's index from the producer, read, then the read announced (not
   // after the CTA's last tile, whose index says there is none and which no producer waits on).
   auto tile_end = [&] {
     if (!hand_off) return;
-    code.push_back(Instruction::bar_wait(Fa3Kernel::tile_full_barrier()));
-    if (!last) code.push_back(Instruction::bar_arrive(Fa3Kernel::tile_empty_barrier()));
+    code.push(Instruction::bar_wait(Fa3Kernel::tile_full_barrier()));
+    if (!last) code.push(Instruction::bar_arrive(Fa3Kernel::tile_empty_barrier()));
   };
   if (events.empty()) {  // no KV tile to attend: FA3 writes zeros
-    code.push_back(Instruction::tma_store(kMapO, store));
+    store();
     tile_end();
     return;
   }
@@ -189,18 +165,16 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   const bool exp2_turns = barrier && kernel_.shape().turn == Fa3Turn::kExp2;
   // mma_init, once a CTA: the first consumer's own arrival lets it take the first turn.
   if (barrier && c == 0 && !state.started)
-    code.push_back(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
+    code.push(Instruction::bar_arrive(Fa3Kernel::turn_barrier(0)));
   state.started = true;
   if (kernel_.shape().tile_start_cycles > 0)
-    code.push_back(
-        Instruction::bubble(static_cast<std::uint32_t>(kernel_.shape().tile_start_cycles)));
-  code.push_back(Instruction::mb_wait(q_slot_));
-  if (hand_off) code.push_back(Instruction::bar_wait(Fa3Kernel::tile_start_barrier()));
+    code.bubble(static_cast<std::uint32_t>(kernel_.shape().tile_start_cycles));
+  code.push(Instruction::mb_wait(q_slot_));
+  if (hand_off) code.push(Instruction::bar_wait(Fa3Kernel::tile_start_barrier()));
 
   const bool pipes = kernel_.shape().softmax == Fa3Softmax::kPipes;
   std::uint64_t& k_used = state.k_used;  // GEMMs issued on K and V loads
   std::uint64_t& v_used = state.v_used;
-  std::uint32_t& gid = state.gid;
   const std::uint64_t k_first = k_used, v_first = v_used;
   bool k_waited = false, v_waited = false;
   bool in_turn = false;
@@ -217,17 +191,14 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
       fail(r, tile_text(r) + " uses the producer's " + (k ? "K" : "V") + " load " +
                   std::to_string(i - first + 1) + ", which is of tile " + std::to_string(tiles[i]));
   };
+  auto compute = [&](const Fa3Kernel::Phase& phase) { code.compute(phase.latency, phase.work); };
   auto gemm = [&](bool qk, std::uint32_t count, std::int64_t n) {
-    for (std::uint32_t i = 0; i < count; ++i)
-      code.push_back(Instruction::wgmma(static_cast<std::uint16_t>(kRowsPerConsumer),
-                                        static_cast<std::uint16_t>(n),
-                                        static_cast<std::uint16_t>(kWgmmaK), gid));
-    code.push_back(Instruction::wgmma_commit(gid));
-    ++gid;
+    code.wgmma_group(count, static_cast<std::uint16_t>(kRowsPerConsumer),
+                     static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(kWgmmaK));
     // The integer work issued with the GEMM runs beside its execution.
     if (pipes) {
       const Fa3Kernel::Phase issue = kernel_.gemm_issue_phase(qk);
-      if (issue.work != ComputeWork{}) compute(issue, code, out);
+      if (issue.work != ComputeWork{}) code.compute(issue.latency, issue.work);
     }
   };
 
@@ -241,7 +212,7 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
         if (waited)
           fail(r, std::string("a second ") + event_name(r.event) + " before the GEMM that uses it");
         check_tile(r, k, k ? k_used : v_used);
-        code.push_back(Instruction::mb_wait(k ? kernel_.k_stage(k_used) : kernel_.v_stage(v_used)));
+        code.push(Instruction::mb_wait(k ? kernel_.k_stage(k_used) : kernel_.v_stage(v_used)));
         waited = true;
         break;
       }
@@ -256,10 +227,10 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
           turn = next == Fa3Event::kGemmPvIssue;
           break;
         }
-        if (turn) code.push_back(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
+        if (turn) code.push(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
         // Every consumer waits on the K mbarrier in the model (its phase count must advance);
         // where the log has no wait, the data is in by the time the turn comes.
-        if (!k_waited) code.push_back(Instruction::mb_wait(kernel_.k_stage(k_used)));
+        if (!k_waited) code.push(Instruction::mb_wait(kernel_.k_stage(k_used)));
         gemm(true, kernel_.qk_wgmmas(), kernel_.shape().block_n);
         outstanding.push_back({true, k_used++});
         k_waited = false;
@@ -268,26 +239,25 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
       }
       case Fa3Event::kGemmPvIssue:
         check_tile(r, false, v_used);
-        if (!v_waited) code.push_back(Instruction::mb_wait(kernel_.v_stage(v_used)));
+        if (!v_waited) code.push(Instruction::mb_wait(kernel_.v_stage(v_used)));
         gemm(false, kernel_.pv_wgmmas(), kernel_.shape().head_dim);
         outstanding.push_back({false, v_used++});
         v_waited = false;
         if (in_turn)
-          code.push_back(
-              Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
+          code.push(Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
         in_turn = false;
         break;
       case Fa3Event::kWaitWg1:
       case Fa3Event::kWaitWg0: {
         const std::size_t keep = r.event == Fa3Event::kWaitWg1 ? 1 : 0;
-        code.push_back(Instruction::wgmma_wait(static_cast<std::uint32_t>(keep)));
+        code.push(Instruction::wgmma_wait(static_cast<std::uint32_t>(keep)));
         bool softmax = false, pv = false;
         std::uint64_t k_index = 0;
         std::size_t retired = 0;
         for (; outstanding.size() - retired > keep; ++retired) {
           const Gemm& g = outstanding[retired];
-          code.push_back(Instruction::release_stage(g.qk ? kernel_.k_stage(g.index)
-                                                         : kernel_.v_stage(g.index)));
+          code.push(Instruction::release_stage(g.qk ? kernel_.k_stage(g.index)
+                                                    : kernel_.v_stage(g.index)));
           if (g.qk) k_index = g.index;
           softmax = softmax || g.qk;
           pv = pv || !g.qk;
@@ -295,21 +265,20 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
         outstanding.erase(outstanding.begin(),
                           outstanding.begin() + static_cast<std::ptrdiff_t>(retired));
         if (pipes && pv && rescale) {  // rescale_o, once P V of the next tile is in O
-          compute(kernel_.rescale_phase(), code, out);
+          compute(kernel_.rescale_phase());
           rescale = false;
         }
         if (softmax && !pipes) {
-          code.push_back(Instruction::bubble(kernel_.softmax_bubble()));
+          code.bubble(kernel_.softmax_bubble());
         } else if (softmax) {
           const bool cut =
               kernel_.masked(tile_.m_block, k_tiles_[static_cast<std::size_t>(k_index)], c);
           for (const Fa3Kernel::Phase& phase : kernel_.softmax_phases(cut)) {
             const bool turn = exp2_turns && phase.exp2;
-            if (turn) code.push_back(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
-            compute(phase, code, out);
+            if (turn) code.push(Instruction::bar_wait(Fa3Kernel::turn_barrier(c)));
+            compute(phase);
             if (turn)
-              code.push_back(
-                  Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
+              code.push(Instruction::bar_arrive(Fa3Kernel::turn_barrier(kernel_.next_consumer(c))));
           }
           // S's scale reaches O after the P V it overlaps (IntraWGOverlap); the first S of a tile
           // has no O to rescale. With o_rescale = with_exp the exp phase holds it.
@@ -341,12 +310,12 @@ void Fa3EventTranslator::consumer(std::uint32_t c, const std::vector<EventRecord
   // The Q slot is free once the tile's last GEMM is done (cuDNN's SASS arrives on Q's empty
   // mbarrier after its last P V's wait, before the epilogue): the producer may load a later
   // tile's Q into it.
-  if (!last) code.push_back(Instruction::release_stage(q_slot_));
+  if (!last) code.push(Instruction::release_stage(q_slot_));
   if (pipes)
-    compute(kernel_.epilogue_phase(), code, out);
+    compute(kernel_.epilogue_phase());
   else
-    code.push_back(Instruction::bubble(kernel_.epilogue_bubble()));
-  code.push_back(Instruction::tma_store(kMapO, store));
+    code.bubble(kernel_.epilogue_bubble());
+  store();
   tile_end();
 }
 

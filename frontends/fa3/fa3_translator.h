@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fa3_events.h"
 #include "fa3_kernel.h"
 #include "simfa/program.h"
+#include "simfa/program_builder.h"
 
 namespace simfa::fa3 {
 
@@ -31,8 +33,8 @@ class Fa3EventTranslator {
   /// i mod q_stages, released after the tile's last P V when another tile follows. One tile
   /// appended gives translate's program.
   void begin(std::uint64_t cta, CtaProgram& out);
-  void append(std::uint64_t tile_index, const CtaEvents& events, bool last, CtaProgram& out);
-  void finish(CtaProgram& out);
+  void append(std::uint64_t tile_index, const CtaEvents& events, bool last);
+  void finish();
 
   /// CTAs 0 to `ctas` - 1 are the launch's first wave: begin() puts Fa3Shape::first_wave_bubble
   /// first in each of their WarpGroups.
@@ -42,22 +44,18 @@ class Fa3EventTranslator {
   struct ConsumerState {
     std::uint64_t k_used = 0;  ///< GEMMs issued on K and V loads so far
     std::uint64_t v_used = 0;
-    std::uint32_t gid = 0;
     bool started = false;  ///< took part in the turns (its first arrival is behind it)
   };
-  void producer(const std::vector<EventRecord>& events, std::vector<Instruction>& code,
-                CtaProgram& out);
+  void producer(const std::vector<EventRecord>& events, WarpGroupCode code);
   void consumer(std::uint32_t c, const std::vector<EventRecord>& events, bool last,
-                std::vector<Instruction>& code, CtaProgram& out);
-  void issue_cost(std::vector<Instruction>& code) const;
-  void compute(const Fa3Kernel::Phase& phase, std::vector<Instruction>& code,
-               CtaProgram& out) const;
-  std::uint32_t push_coords(CtaProgram& out, std::int64_t row, std::int64_t head) const;
+                WarpGroupCode code);
+  void issue_cost(WarpGroupCode& code) const;
   [[noreturn]] void fail(const EventRecord& at, const std::string& message) const;
 
   const Fa3Kernel& kernel_;
   std::string file_;
   std::uint64_t cta_ = 0;
+  std::optional<CtaProgramBuilder> program_;  ///< the CTA's, from begin() to finish()
   std::uint64_t first_wave_ctas_ = 0;
   Fa3Kernel::Tile tile_;
   std::vector<std::uint32_t> k_tiles_;  ///< the producer's K loads, in order, over the CTA's tiles
