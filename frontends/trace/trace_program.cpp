@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 
 #include "simfa/error.h"
 
@@ -124,14 +125,13 @@ std::uint8_t CtaExpander::stage(const Stmt& s, std::uint32_t k) {
   return static_cast<std::uint8_t>(v);
 }
 
-std::uint32_t CtaExpander::coordinates(const Stmt& s, std::vector<std::int32_t>& pool) {
-  // max_instructions_per_cta <= 2^28 and rank <= 5 keep the offset below 2^32.
-  const auto offset = static_cast<std::uint32_t>(pool.size());
+std::uint32_t CtaExpander::coordinates(const Stmt& s, CtaProgramBuilder& cta) {
+  std::array<std::int64_t, kMaxTensorRank> coords{};
   const std::uint32_t rank = program_.maps[s.map].rank;
   for (std::uint32_t d = 0; d < rank; ++d)
-    pool.push_back(
-        static_cast<std::int32_t>(operand(s, d, kInt32Min, kInt32Max, "a TMA coordinate")));
-  return offset;
+    coords[d] = operand(s, d, kInt32Min, kInt32Max, "a TMA coordinate");
+  // max_instructions_per_cta <= 2^28 and rank <= 5 keep the offset below 2^32.
+  return cta.coordinates(s.map, std::span(coords.data(), rank));
 }
 
 std::int64_t CtaExpander::value(const Stmt& s, std::uint32_t k, const OperandSpec& spec) {
@@ -142,7 +142,7 @@ std::int64_t CtaExpander::value(const Stmt& s, std::uint32_t k, const OperandSpe
   return v;
 }
 
-void CtaExpander::emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram& out) {
+void CtaExpander::emit(const Stmt& s, CtaProgramBuilder& cta, WarpGroupCode code) {
   if (++instructions_ > max_instructions_)
     fail(s.pos, "the CTA expands to more than " + std::to_string(max_instructions_) +
                     " instructions (max_instructions_per_cta); check the repeat counts");
@@ -154,15 +154,12 @@ void CtaExpander::emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram
     switch (o.kind) {
       case OperandKind::kTile:
         in.map = s.map;
-        in.x = coordinates(s, out.coords);
+        in.x = coordinates(s, cta);
         k += program_.maps[s.map].rank;
         break;
-      case OperandKind::kAddress: {
-        const std::int64_t addr = value(s, k++, o);
-        in.x = static_cast<std::uint32_t>(out.addresses.size());
-        out.addresses.push_back(static_cast<Addr>(addr));
+      case OperandKind::kAddress:
+        in.x = cta.address(static_cast<Addr>(value(s, k++, o)));
         break;
-      }
       case OperandKind::kStage:
         in.stage = stage(s, k++);
         break;
@@ -174,16 +171,16 @@ void CtaExpander::emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram
         break;
     }
   }
-  code.push_back(in);
+  code.push(in);
 }
 
-void CtaExpander::run_body(std::uint32_t begin, std::uint32_t end, std::vector<Instruction>& code,
-                           CtaProgram& out) {
+void CtaExpander::run_body(std::uint32_t begin, std::uint32_t end, CtaProgramBuilder& cta,
+                           WarpGroupCode code) {
   const auto& stmts = program_.stmts;
   for (std::uint32_t i = begin; i < end;) {
     const Stmt& s = stmts[i];
     if (s.kind == StmtKind::kInstruction) {
-      emit(s, code, out);
+      emit(s, cta, code);
       ++i;
     } else if (s.kind == StmtKind::kLet) {
       slots_[s.slot] = eval(program_.operands[s.operands]);
@@ -201,7 +198,7 @@ void CtaExpander::run_body(std::uint32_t begin, std::uint32_t end, std::vector<I
           fail(s.pos, "the CTA runs more than " + std::to_string(max_instructions_) +
                           " loop iterations (max_instructions_per_cta); check the repeat counts");
         if (s.slot != kNoSlot) slots_[s.slot] = v;
-        run_body(i + 1, s.end, code, out);
+        run_body(i + 1, s.end, cta, code);
       }
       i = s.end;
     }
@@ -209,8 +206,7 @@ void CtaExpander::run_body(std::uint32_t begin, std::uint32_t end, std::vector<I
 }
 
 void CtaExpander::expand(std::uint64_t index, CtaProgram& out) {
-  out.clear();
-  out.cta_id = index;
+  CtaProgramBuilder cta(out, index, program_.maps);
   cta_ = index;
   stage_count_ = 0;
   instructions_ = 0;
@@ -237,22 +233,21 @@ void CtaExpander::expand(std::uint64_t index, CtaProgram& out) {
         slots_[s.slot] = eval(program_.operands[s.operands]);
         break;
       case StmtKind::kSmem:
-        out.smem_bytes = operand(s, 0, 0, kInt64Max, "smem");
+        cta.smem(operand(s, 0, 0, kInt64Max, "smem"));
         break;
       case StmtKind::kStages:
         stage_count_ = static_cast<std::uint32_t>(operand(s, 0, 1, kMaxStages, "the stage count"));
-        out.stage_count = stage_count_;
-        out.consumers_per_stage =
-            static_cast<std::uint32_t>(operand(s, 1, 1, kUint32Max, "consumers"));
+        cta.stages(stage_count_,
+                   static_cast<std::uint32_t>(operand(s, 1, 1, kUint32Max, "consumers")));
         break;
       case StmtKind::kBarrier: {
         const auto id =
             static_cast<std::size_t>(operand(s, 0, 0, kNamedBarriers - 1, "the barrier id"));
         if (barriers[id]) fail(s.pos, "barrier " + std::to_string(id) + " is declared twice");
         barriers[id] = &s;
-        if (out.barrier_participants.size() <= id) out.barrier_participants.resize(id + 1, 2);
-        out.barrier_participants[id] =
-            static_cast<std::uint32_t>(operand(s, 1, 1, kMaxWarpGroupsPerCta, "participants"));
+        cta.barrier(
+            static_cast<std::uint32_t>(id),
+            static_cast<std::uint32_t>(operand(s, 1, 1, kMaxWarpGroupsPerCta, "participants")));
         break;
       }
       case StmtKind::kInstruction:
@@ -270,16 +265,13 @@ void CtaExpander::expand(std::uint64_t index, CtaProgram& out) {
     const auto registers =
         static_cast<std::uint32_t>(operand(s, 1, 1, kMaxRegsPerThread, "regs (per thread)"));
     for (std::int64_t w = 0; w < count; ++w) {
-      if (out.warpgroups.size() == kMaxWarpGroupsPerCta)
+      if (cta.warpgroup_count() == kMaxWarpGroupsPerCta)
         fail(s.pos, "the CTA has more than 8 warpgroups (CUDA allows 1024 threads per CTA)");
       slots_[kSlotWg] = w;
-      WarpGroupProgram& wg = out.warpgroups.emplace_back();
-      wg.registers = registers * kThreadsPerWarpGroup;
-      run_body(i + 1, s.end, wg.code, out);
-      if (wg.code.empty() || wg.code.back().op != Opcode::kExit)
-        wg.code.push_back(Instruction::exit());
+      run_body(i + 1, s.end, cta, cta.warpgroup(cta.add_warpgroups(1, registers)));
     }
   }
+  cta.finish();
   if (out.warpgroups.empty()) fail(program_.cta_pos, "the CTA has no warpgroups");
   for (std::size_t id = 0; id < barriers.size(); ++id)
     if (barriers[id] && out.barrier_participants[id] > out.warpgroups.size())

@@ -12,6 +12,7 @@
 #include "simfa/instruction_set.h"
 #include "simfa/isa.h"
 #include "simfa/program.h"
+#include "simfa/program_builder.h"
 #include "simfa/tensor_map.h"
 #include "trace_lexer.h"
 
@@ -92,16 +93,16 @@ class CtaExpander {
   void expand(std::uint64_t index, CtaProgram& out);
 
  private:
-  void run_body(std::uint32_t begin, std::uint32_t end, std::vector<Instruction>& code,
-                CtaProgram& out);
-  void emit(const Stmt& s, std::vector<Instruction>& code, CtaProgram& out);
+  void run_body(std::uint32_t begin, std::uint32_t end, CtaProgramBuilder& cta, WarpGroupCode code);
+  void emit(const Stmt& s, CtaProgramBuilder& cta, WarpGroupCode code);
   std::int64_t eval(const Expr& e);
   std::int64_t operand(const Stmt& s, std::uint32_t k, std::int64_t lo, std::int64_t hi,
                        const char* what);
   std::uint8_t stage(const Stmt& s, std::uint32_t k);
   /// Operand `k` of `s`, a kValue or kAddress operand: in range and obeying its rule.
   std::int64_t value(const Stmt& s, std::uint32_t k, const OperandSpec& spec);
-  std::uint32_t coordinates(const Stmt& s, std::vector<std::int32_t>& pool);
+  /// The tile's coordinates, in the CTA's pool: their offset.
+  std::uint32_t coordinates(const Stmt& s, CtaProgramBuilder& cta);
   [[noreturn]] void fail(Pos pos, const std::string& message) const;
 
   const TraceProgram& program_;
