@@ -1,8 +1,10 @@
 #include "cta_lowering.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "simfa/int_math.h"
 #include "simfa/wgmma_codegen.h"
@@ -29,8 +31,8 @@ std::string at(Pos p) {
 }  // namespace
 
 CtaLowering::CtaLowering(const KernelProgram& kernel, LaunchConfig launch,
-                         const LoweringOptions& options)
-    : kernel_(kernel), launch_(std::move(launch)), options_(options) {
+                         const std::vector<TensorMap>& maps, const LoweringOptions& options)
+    : kernel_(kernel), launch_(std::move(launch)), maps_(maps), options_(options) {
   argument_slot_.assign(kernel_.slot_count, false);
   for (const ScalarArg& a : kernel_.scalar_args) argument_slot_[a.slot] = true;
   // Registers: the TTGIR's setmaxnreg values (actualRegisters), the option, or the estimate:
@@ -55,21 +57,15 @@ void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
   pid_ = {static_cast<std::int64_t>(cta % launch_.grid[0]),
           static_cast<std::int64_t>(cta / launch_.grid[0] % launch_.grid[1]),
           static_cast<std::int64_t>(cta / (launch_.grid[0] * launch_.grid[1]))};
-  out.clear();
-  out.cta_id = cta;
-  out.smem_bytes = static_cast<std::int64_t>(kernel_.smem_bytes);
-  out.stage_count = kernel_.stage_count;
-  out.consumers_per_stage = kernel_.consumers_per_stage;
-  out_ = &out;
+  CtaProgramBuilder& program = program_.emplace(out, cta, maps_);
+  program.smem(static_cast<std::int64_t>(kernel_.smem_bytes));
+  program.stages(kernel_.stage_count, kernel_.consumers_per_stage);
   records_ = records;
   const std::uint32_t wgs = kernel_.warpgroup_count();
-  out.warpgroups.resize(wgs);
+  // The partitions' WarpGroups, in order (Partition::first_warpgroup counts them so).
+  for (std::uint32_t p = 0; p < kernel_.partitions.size(); ++p)
+    program.add_warpgroups(kernel_.partitions[p].warpgroups, registers_[p]);
   wgs_.assign(wgs, WarpGroupState{});
-  for (std::uint32_t p = 0; p < kernel_.partitions.size(); ++p) {
-    const Partition& part = kernel_.partitions[p];
-    for (std::uint32_t w = 0; w < part.warpgroups; ++w)
-      out.warpgroups[part.first_warpgroup + w].registers = registers_[p] * kThreadsPerWarpGroup;
-  }
   for (WarpGroupState& s : wgs_) {
     s.waited.assign(kernel_.stage_count, 0);
     s.acquired.assign(kernel_.stage_count, 0);
@@ -92,8 +88,9 @@ void CtaLowering::lower(std::uint64_t cta, CtaProgram& out,
     emit(w, Instruction::exit());
     if (records_)
       (*records_)[w].push_back(
-          {kNone, wgs_[w].record_end, static_cast<std::uint32_t>(out.warpgroups[w].code.size())});
+          {kNone, wgs_[w].record_end, static_cast<std::uint32_t>(program.warpgroup(w).size())});
   }
+  program_.reset();
 }
 
 void CtaLowering::run(std::uint32_t begin, std::uint32_t end) {
@@ -213,14 +210,8 @@ void CtaLowering::add_work(std::uint32_t wg, const OpCost& cost, double elements
 }
 
 void CtaLowering::flush_bubble(std::uint32_t wg) {
-  auto& code = out_->warpgroups[wg].code;
-  WarpGroupState& s = wgs_[wg];
-  while (s.pending_bubble > 0) {
-    const auto c = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(s.pending_bubble, std::numeric_limits<std::uint32_t>::max()));
-    code.push_back(Instruction::bubble(c));
-    s.pending_bubble -= c;
-  }
+  program_->warpgroup(wg).bubbles(wgs_[wg].pending_bubble);
+  wgs_[wg].pending_bubble = 0;
 }
 
 void CtaLowering::close_phase(std::uint32_t wg) {
@@ -230,22 +221,27 @@ void CtaLowering::close_phase(std::uint32_t wg) {
                          static_cast<std::uint64_t>(std::ceil(p.alu)),
                          static_cast<std::uint64_t>(std::ceil(p.sfu))};
   ++wgs_[wg].phase_serial;
-  auto& pool = out_->work;
-  if (pool.empty() || !(pool.back() == work)) pool.push_back(work);
-  out_->warpgroups[wg].code.push_back(
-      Instruction::compute(p.latency, static_cast<std::uint32_t>(pool.size() - 1)));
+  program_->warpgroup(wg).compute(p.latency, work);
   p = {};
 }
 
-void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
-  auto& code = out_->warpgroups[wg].code;
+WarpGroupCode CtaLowering::code(std::uint32_t wg) {
   flush_bubble(wg);
   close_phase(wg);
-  code.push_back(instruction);
-  if (++instructions_ > options_.max_instructions)
+  return program_->warpgroup(wg);
+}
+
+void CtaLowering::add_instructions(std::uint64_t instructions) {
+  instructions_ += instructions;
+  if (instructions_ > options_.max_instructions)
     throw InputError(kernel_.doc().at(Pos{1, 1}), "CTA " + std::to_string(cta_) + " exceeds " +
                                                       std::to_string(options_.max_instructions) +
                                                       " instructions (max_instructions_per_cta)");
+}
+
+void CtaLowering::emit(std::uint32_t wg, const Instruction& instruction) {
+  code(wg).push(instruction);
+  add_instructions(1);
 }
 
 void CtaLowering::execute(const Node& n) {
@@ -456,15 +452,16 @@ void CtaLowering::execute(const Node& n) {
       const bool load = n.kind == NodeKind::kTmaLoad;
       if (load && !predicate(n, n.b + 1)) return;
       // The copy is issued by one elected thread: the partition's first WarpGroup.
-      const auto offset = static_cast<std::uint32_t>(out_->coords.size());
-      for (std::uint32_t d = n.b; d-- > 0;) {  // TTGIR lists the outermost first
-        const std::int64_t c = integer(n, d, "the TMA coordinate");
+      std::array<std::int64_t, kMaxTensorRank> coords{};
+      for (std::uint32_t d = 0; d < n.b; ++d) {  // TTGIR lists the outermost first
+        const std::int64_t c = integer(n, n.b - 1 - d, "the TMA coordinate");
         if (c < std::numeric_limits<std::int32_t>::min() ||
             c > std::numeric_limits<std::int32_t>::max())
           fail(n, "TMA coordinate " + std::to_string(c) + " outside 32 bits");
-        out_->coords.push_back(static_cast<std::int32_t>(c));
+        coords[d] = c;
       }
       const auto map = static_cast<std::uint16_t>(n.a);
+      const std::uint32_t offset = program_->coordinates(map, std::span(coords.data(), n.b));
       emit(wg0, load ? Instruction::tma_load(map, offset, stage_of(n, n.b))
                      : Instruction::tma_store(map, offset));
       if (!load) {
@@ -485,12 +482,10 @@ void CtaLowering::execute(const Node& n) {
       const std::uint32_t per_group = serialized ? 1 : count;
       for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w)
         for (std::uint32_t k = 0; k < count; k += per_group) {
-          const std::uint32_t gid = wgs_[w].next_gid++;
-          for (std::uint32_t i = 0; i < per_group; ++i)
-            emit(w, Instruction::wgmma(static_cast<std::uint16_t>(d.wgmma_m()),
-                                       static_cast<std::uint16_t>(d.wgmma_n()),
-                                       static_cast<std::uint16_t>(d.wgmma_k()), gid));
-          emit(w, Instruction::wgmma_commit(gid));
+          code(w).wgmma_group(per_group, static_cast<std::uint16_t>(d.wgmma_m()),
+                              static_cast<std::uint16_t>(d.wgmma_n()),
+                              static_cast<std::uint16_t>(d.wgmma_k()));
+          add_instructions(per_group + 1);
           if (serialized || !d.is_async) emit(w, Instruction::wgmma_wait(0));
         }
       unknown_results();
@@ -543,9 +538,7 @@ void CtaLowering::execute(const Node& n) {
     }
     case NodeKind::kCtaBarrier: {
       if (part.warpgroups < 2) return;  // one WarpGroup: a barrier among its own warps
-      auto& participants = out_->barrier_participants;
-      if (participants.size() <= partition_) participants.resize(partition_ + 1, 2);
-      participants[partition_] = part.warpgroups;
+      program_->barrier(partition_, part.warpgroups);
       for (std::uint32_t w = wg0; w < wg0 + part.warpgroups; ++w)
         emit(w, Instruction::bar_wait(partition_));
       return;
@@ -607,7 +600,7 @@ void CtaLowering::after(const Node& n) {
   if (!records_ || n.site == kNone) return;
   const Partition& part = kernel_.partitions[partition_];
   for (std::uint32_t w = part.first_warpgroup; w < part.first_warpgroup + part.warpgroups; ++w) {
-    const auto end = static_cast<std::uint32_t>(out_->warpgroups[w].code.size());
+    const auto end = static_cast<std::uint32_t>(program_->warpgroup(w).size());
     (*records_)[w].push_back({n.site, wgs_[w].record_end, end});
     wgs_[w].record_end = end;
   }

@@ -7,10 +7,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "simfa/program.h"
+#include "simfa/program_builder.h"
 #include "ttgir_kernel.h"
 
 namespace simfa::ttgir {
@@ -51,7 +53,9 @@ struct SiteRecord {
 
 class CtaLowering {
  public:
-  CtaLowering(const KernelProgram& kernel, LaunchConfig launch, const LoweringOptions& options);
+  /// `maps`, the launch's TensorMaps, must outlive the lowering.
+  CtaLowering(const KernelProgram& kernel, LaunchConfig launch, const std::vector<TensorMap>& maps,
+              const LoweringOptions& options);
 
   std::uint64_t cta_count() const { return launch_.grid[0] * launch_.grid[1] * launch_.grid[2]; }
 
@@ -80,7 +84,6 @@ class CtaLowering {
       std::uint32_t latency = 0;
     } phase;
     std::uint32_t phase_serial = 0;  ///< compute phases closed so far
-    std::uint32_t next_gid = 0;
     std::uint32_t record_end = 0;
     std::vector<std::uint32_t> waited;    ///< per stage: phases this WarpGroup waited for
     std::vector<std::uint32_t> acquired;  ///< per stage: ACQUIRE_STAGEs issued
@@ -93,6 +96,11 @@ class CtaLowering {
   std::int64_t integer(const Node& n, std::uint32_t k, const char* what);
   bool predicate(const Node& n, std::uint32_t k);
   std::uint8_t stage_of(const Node& n, std::uint32_t k);
+  /// WarpGroup `wg`'s code, once what it was charged is issued (the calibration BUBBLE, then the
+  /// open compute phase).
+  WarpGroupCode code(std::uint32_t wg);
+  /// Counts instructions issued against options.max_instructions.
+  void add_instructions(std::uint64_t instructions);
   void emit(std::uint32_t wg, const Instruction& instruction);
   void charge(std::uint32_t wg, std::uint64_t cycles);
   void add_work(std::uint32_t wg, const OpCost& cost, double elements);
@@ -106,6 +114,7 @@ class CtaLowering {
 
   const KernelProgram& kernel_;
   LaunchConfig launch_;
+  const std::vector<TensorMap>& maps_;
   LoweringOptions options_;
   std::uint64_t first_wave_ctas_ = 0;
   std::vector<std::uint32_t> registers_;
@@ -115,7 +124,7 @@ class CtaLowering {
   std::uint64_t cta_ = 0;
   std::uint64_t store_bytes_ = 0;  ///< TMA store bytes issued since the last store wait
   std::array<std::int64_t, 3> pid_{};
-  CtaProgram* out_ = nullptr;
+  std::optional<CtaProgramBuilder> program_;  ///< the lowered CTA's, during lower()
   std::vector<std::vector<SiteRecord>>* records_ = nullptr;
   std::vector<Value> slots_;
   std::vector<Value> scratch_;

@@ -194,7 +194,7 @@ TtgirSource::TtgirSource(const BuildContext& context) {
   }
   Launch launch = read_launch(*kernel_, params, "args", grid);
   maps_ = std::move(launch.maps);
-  lowering_ = std::make_unique<CtaLowering>(*kernel_, std::move(launch.config), options);
+  lowering_ = std::make_unique<CtaLowering>(*kernel_, std::move(launch.config), maps_, options);
 
   CtaProgram first;
   if (trace_) {
