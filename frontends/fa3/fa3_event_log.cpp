@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "simfa/error.h"
+#include "simfa/warpgroup_streams.h"
 
 namespace simfa::fa3 {
 
@@ -45,12 +46,15 @@ int split(std::string_view line, std::array<Field, kFields + 1>& fields) {
   }
 }
 
-/// Per warp: how far its events have come.
+/// Per warp: its last event's time and line (WarpGroupStreams counts its events).
 struct WarpState {
   std::uint64_t timestamp = 0;
-  std::uint32_t events = 0;
   std::uint32_t last_line = 0;
 };
+
+bool same_event(const EventRecord& a, const EventRecord& b) {
+  return a.event == b.event && a.tile == b.tile;
+}
 
 }  // namespace
 
@@ -74,7 +78,7 @@ Fa3EventLog::Fa3EventLog(std::string_view text, const std::string& file, const F
   }
   const std::uint32_t warpgroups = 1 + kernel.consumers();
   const std::uint32_t warps = warpgroups * kWarpsPerWarpGroup;
-  ctas_.assign(cta_count, CtaEvents(warpgroups));
+  std::vector<WarpGroupStreams<EventRecord>> streams(cta_count, {warpgroups, warps});
   std::vector<WarpState> state(cta_count * warps);
 
   std::uint32_t line_no = 0;
@@ -145,32 +149,30 @@ Fa3EventLog::Fa3EventLog(std::string_view text, const std::string& file, const F
     ++records_;
 
     WarpState& ws = state[cta * warps + warp];
-    if (ws.events > 0 && timestamp < ws.timestamp)
+    WarpGroupStreams<EventRecord>& merged = streams[cta];
+    const std::uint32_t position = merged.recorded(warp);  // of this event in its stream
+    if (position > 0 && timestamp < ws.timestamp)
       fail(f[2].column,
            "timestamp " + std::to_string(timestamp) + " of warp " + std::to_string(warp) +
                " of CTA " + std::to_string(cta) + " is earlier than that of its previous event (" +
                std::to_string(ws.timestamp) + ", line " + std::to_string(ws.last_line) +
                "): a warp's events must be in time order");
-    // The warps of a WarpGroup must record one stream: each warp's n-th event matches the
-    // stream's n-th, which the first warp to reach it wrote.
+    // The warps of a WarpGroup must record one stream.
     const std::uint32_t wg = warp / kWarpsPerWarpGroup;
-    std::vector<EventRecord>& stream = ctas_[cta][wg];
-    if (ws.events < stream.size()) {
-      const EventRecord& other = stream[ws.events];
-      if (other.event != event || other.tile != tile)
-        fail(f[3].column,
-             "warp " + std::to_string(warp) + " disagrees with warp " + std::to_string(other.warp) +
-                 " of its WarpGroup (CTA " + std::to_string(cta) + ", WarpGroup " +
-                 std::to_string(wg) + "): its event " + std::to_string(ws.events + 1) + " is " +
-                 event_name(event) + " tile " + std::to_string(tile) + ", warp " +
-                 std::to_string(other.warp) + "'s (line " + std::to_string(other.line) + ") is " +
-                 event_name(other.event) + " tile " + std::to_string(other.tile));
-    } else {
-      stream.push_back({event, static_cast<std::uint8_t>(warp),
-                        static_cast<std::uint16_t>(std::min<std::uint32_t>(f[3].column, 0xffff)),
-                        tile, line_no});
+    const EventRecord record{
+        event, static_cast<std::uint8_t>(warp),
+        static_cast<std::uint16_t>(std::min<std::uint32_t>(f[3].column, 0xffff)), tile, line_no};
+    if (merged.add(wg, warp, record, same_event) ==
+        WarpGroupStreams<EventRecord>::Merge::kDiffers) {
+      const EventRecord& other = merged.stream(wg)[position];
+      fail(f[3].column,
+           "warp " + std::to_string(warp) + " disagrees with warp " + std::to_string(other.warp) +
+               " of its WarpGroup (CTA " + std::to_string(cta) + ", WarpGroup " +
+               std::to_string(wg) + "): its event " + std::to_string(position + 1) + " is " +
+               event_name(event) + " tile " + std::to_string(tile) + ", warp " +
+               std::to_string(other.warp) + "'s (line " + std::to_string(other.line) + ") is " +
+               event_name(other.event) + " tile " + std::to_string(other.tile));
     }
-    ++ws.events;
     ws.timestamp = timestamp;
     ws.last_line = line_no;
   }
@@ -179,23 +181,25 @@ Fa3EventLog::Fa3EventLog(std::string_view text, const std::string& file, const F
     fail(1, "the event log is empty: no header line '" + std::string(kLogHeader) + "'");
   }
 
+  ctas_.reserve(cta_count);
   for (std::uint64_t cta = 0; cta < cta_count; ++cta) {
+    const WarpGroupStreams<EventRecord>& merged = streams[cta];
     bool any = false;
     for (std::uint32_t wg = 0; wg < warpgroups; ++wg) {
-      const std::vector<EventRecord>& stream = ctas_[cta][wg];
+      const std::vector<EventRecord>& stream = merged.stream(wg);
       if (stream.empty()) continue;
       any = true;
       for (std::uint32_t warp = wg * kWarpsPerWarpGroup; warp < (wg + 1) * kWarpsPerWarpGroup;
            ++warp) {
-        const WarpState& ws = state[cta * warps + warp];
+        const std::uint32_t events = merged.recorded(warp);
         // Every consumer warp runs the instrumented code; of the producer's, only the warp that
         // issues the TMA loads records.
-        if (ws.events == 0 && wg == 0) continue;
-        if (ws.events == stream.size()) continue;
-        const EventRecord& missing = stream[ws.events];
-        line_no = ws.events == 0 ? stream.back().line : ws.last_line;
+        if (events == 0 && wg == 0) continue;
+        if (events == stream.size()) continue;
+        const EventRecord& missing = stream[events];
+        line_no = events == 0 ? stream.back().line : state[cta * warps + warp].last_line;
         fail(1, "warp " + std::to_string(warp) + " of CTA " + std::to_string(cta) +
-                    " is missing events: it stops after " + std::to_string(ws.events) +
+                    " is missing events: it stops after " + std::to_string(events) +
                     " events, while warp " + std::to_string(missing.warp) +
                     " of its WarpGroup goes on with " + event_name(missing.event) + " tile " +
                     std::to_string(missing.tile) + " (line " + std::to_string(missing.line) +
@@ -210,6 +214,7 @@ Fa3EventLog::Fa3EventLog(std::string_view text, const std::string& file, const F
               std::to_string(t.head) + ", batch " + std::to_string(t.batch) +
               ") has no events, but attends " + std::to_string(kernel.n_block_max(t.m_block)) +
               " K/V tiles: the log is truncated, lacks CTAs, or was recorded for other shape keys");
+    ctas_.push_back(streams[cta].take());
   }
 }
 

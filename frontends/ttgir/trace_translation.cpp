@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simfa/isa.h"
+#include "simfa/warpgroup_streams.h"
 
 namespace simfa::ttgir {
 
@@ -79,10 +80,12 @@ TraceTranslation::TraceTranslation(const KernelProgram& kernel, const ProtonTrac
     by_warp[e.cta * warps + e.warp].push_back(i);
   }
 
+  auto same_site = [](const Scope& a, const Scope& b) { return a.site == b.site; };
   sequences_.resize(cta_count);
   for (std::uint64_t cta = 0; cta < cta_count; ++cta) {
     auto& wgs = sequences_[cta];
     wgs.resize(kernel_.warpgroup_count());
+    WarpGroupStreams<Scope> streams(kernel_.warpgroup_count(), warps);
     bool any = false;
     for (std::uint32_t w = 0; w < warps; ++w) {
       auto& list = by_warp[cta * warps + w];
@@ -94,34 +97,36 @@ TraceTranslation::TraceTranslation(const KernelProgram& kernel, const ProtonTrac
       const std::uint32_t p = kernel_.partition_of_warp(w);
       const Partition& part = kernel_.partitions[p];
       const std::uint32_t local = w - (p == 0 ? 0 : part.start_warp);
-      Sequence& seq = wgs[part.first_warpgroup + local / kWarpsPerWarpGroup];
-      if (seq.warps == 0) {  // the WarpGroup's first recorded warp is the reference
-        seq.warp = w;
-        for (std::uint32_t i : list) {
-          seq.sites.push_back(site_of[trace_.events[i].name]);
-          seq.where.push_back(trace_.events[i].pos);
-        }
-      } else {
-        // Deduplication: the other warps must have recorded the same scopes.
-        const std::size_t n = std::min(list.size(), seq.sites.size());
-        std::size_t k = 0;
-        while (k < n && site_of[trace_.events[list[k]].name] == seq.sites[k]) ++k;
-        if (k < n || list.size() != seq.sites.size()) {
-          const std::string head = "CTA " + std::to_string(cta) + " warp " + std::to_string(w);
-          const std::string ref = " warp " + std::to_string(seq.warp) + " of its WarpGroup";
-          if (list.size() != seq.sites.size())
-            fail(trace_.events[list[std::min(k, list.size() - 1)]].pos,
-                 head + " has " + std::to_string(list.size()) + " events where" + ref + " has " +
-                     std::to_string(seq.sites.size()) + ": a warp with missing events (they " +
-                     "part at scope #" + std::to_string(k) + ")");
-          fail(trace_.events[list[k]].pos,
-               head + ": scope #" + std::to_string(k) + " is '" +
-                   trace_.names[trace_.events[list[k]].name] + "' where" + ref + " has site " +
-                   std::to_string(seq.sites[k]) + " (" + at(seq.where[k]) + ")");
-        }
+      const std::uint32_t wg = part.first_warpgroup + local / kWarpsPerWarpGroup;
+      Sequence& seq = wgs[wg];
+      // The WarpGroup's first recorded warp is the reference; the other warps must have recorded
+      // the same scopes, no more and no fewer.
+      if (seq.warps == 0) seq.warp = w;
+      const std::size_t reference_size = streams.stream(wg).size();
+      std::size_t k = 0;  // where this warp parts from the reference, if it does
+      for (; k < list.size(); ++k) {
+        const ProtonEvent& e = trace_.events[list[k]];
+        const auto merge = streams.add(wg, w, {site_of[e.name], e.pos}, same_site);
+        if (seq.warps > 0 && merge != WarpGroupStreams<Scope>::Merge::kMatched) break;
+      }
+      if (seq.warps > 0 && (k < list.size() || list.size() != reference_size)) {
+        const std::vector<Scope>& reference = streams.stream(wg);
+        const std::string head = "CTA " + std::to_string(cta) + " warp " + std::to_string(w);
+        const std::string ref = " warp " + std::to_string(seq.warp) + " of its WarpGroup";
+        if (list.size() != reference_size)
+          fail(trace_.events[list[std::min(k, list.size() - 1)]].pos,
+               head + " has " + std::to_string(list.size()) + " events where" + ref + " has " +
+                   std::to_string(reference_size) + ": a warp with missing events (they " +
+                   "part at scope #" + std::to_string(k) + ")");
+        fail(trace_.events[list[k]].pos,
+             head + ": scope #" + std::to_string(k) + " is '" +
+                 trace_.names[trace_.events[list[k]].name] + "' where" + ref + " has site " +
+                 std::to_string(reference[k].site) + " (" + at(reference[k].where) + ")");
       }
       ++seq.warps;
     }
+    std::vector<std::vector<Scope>> scopes = streams.take();
+    for (std::uint32_t wg = 0; wg < wgs.size(); ++wg) wgs[wg].scopes = std::move(scopes[wg]);
     if (!any)
       throw InputError(trace_.at(Pos{1, 1}), "CTA " + std::to_string(cta) + " of the grid of " +
                                                  std::to_string(cta_count) +
@@ -145,15 +150,16 @@ void TraceTranslation::apply(std::uint64_t cta, CtaProgram& program,
     };
     const std::vector<SiteRecord>& rec = records[w];
     const std::size_t expected = rec.size() - 1;
-    if (fill_lost_ && seq.sites.size() == kProtonScopesPerWarp && expected > seq.sites.size()) {
+    if (fill_lost_ && seq.scopes.size() == kProtonScopesPerWarp && expected > seq.scopes.size()) {
       // Proton kept the last 128 scopes: they must be the last ones the TTGIR executes, and the
       // static program, which has them in that order, stands for the whole WarpGroup.
-      const std::size_t lost = expected - seq.sites.size();
-      for (std::size_t k = 0; k < seq.sites.size(); ++k)
-        if (rec[lost + k].site != seq.sites[k])
-          throw InputError(trace_.at(seq.where[k]),
-                           where() + ": scope #" + std::to_string(k) + " of the filled buffer is "
-                           "site " + std::to_string(seq.sites[k]) + " where the TTGIR's " +
+      const std::size_t lost = expected - seq.scopes.size();
+      for (std::size_t k = 0; k < seq.scopes.size(); ++k)
+        if (rec[lost + k].site != seq.scopes[k].site)
+          throw InputError(trace_.at(seq.scopes[k].where),
+                           where() + ": scope #" + std::to_string(k) +
+                               " of the filled buffer is site " +
+                               std::to_string(seq.scopes[k].site) + " where the TTGIR's " +
                                std::to_string(lost + k) + "th site is " +
                                std::to_string(rec[lost + k].site) +
                                ": the lost events cannot be filled in");
@@ -165,10 +171,10 @@ void TraceTranslation::apply(std::uint64_t cta, CtaProgram& program,
     for (std::uint32_t r = 0; r + 1 < rec.size(); ++r) by_site[rec[r].site].push_back(r);
     const auto& src = program.warpgroups[w].code;
     code.clear();
-    for (std::size_t k = 0; k < seq.sites.size(); ++k) {
-      const std::uint32_t site = seq.sites[k];
+    for (std::size_t k = 0; k < seq.scopes.size(); ++k) {
+      const std::uint32_t site = seq.scopes[k].site;
       if (next_of_site[site] >= by_site[site].size())
-        throw InputError(trace_.at(seq.where[k]),
+        throw InputError(trace_.at(seq.scopes[k].where),
                          where() + " records execution " + std::to_string(next_of_site[site] + 1) +
                              " of site " + std::to_string(site) + " (" +
                              at(kernel_.sites[site].op->pos) + " of the TTGIR), which runs " +
@@ -178,12 +184,14 @@ void TraceTranslation::apply(std::uint64_t cta, CtaProgram& program,
       const SiteRecord& r = rec[by_site[site][next_of_site[site]++]];
       code.insert(code.end(), src.begin() + r.begin, src.begin() + r.end);
     }
-    if (seq.sites.size() < expected) {
-      const bool full = seq.sites.size() >= kProtonScopesPerWarp;
+    if (seq.scopes.size() < expected) {
+      const bool full = seq.scopes.size() >= kProtonScopesPerWarp;
       throw InputError(
-          trace_.at(seq.where.front()),
-          where() + " records " + std::to_string(seq.sites.size()) + " scopes where the TTGIR "
-          "executes " + std::to_string(expected) + " sites with these launch arguments: " +
+          trace_.at(seq.scopes.front().where),
+          where() + " records " + std::to_string(seq.scopes.size()) +
+              " scopes where the TTGIR "
+              "executes " +
+              std::to_string(expected) + " sites with these launch arguments: " +
               (full ? "Proton keeps 256 records (128 scopes) a warp, so the trace lost the first "
                       "events of a long loop; trace warp 0 only (sampling_strategy=\"selective\") "
                       "or a shorter K, or give the traced launch's arguments"

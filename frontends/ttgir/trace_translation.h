@@ -41,11 +41,16 @@ class TraceTranslation {
   std::uint64_t filled_scopes() const { return filled_; }
 
  private:
+  /// One recorded scope: the site it records, where the reference warp's event is.
+  struct Scope {
+    std::uint32_t site = kNone;
+    Pos where;
+  };
+  /// A WarpGroup's scopes, deduplicated over its warps.
   struct Sequence {
-    std::vector<std::uint32_t> sites;
-    std::vector<Pos> where;    ///< the reference warp's events
-    std::uint32_t warp = 0;    ///< the reference warp
-    std::uint32_t warps = 0;   ///< warps recorded
+    std::vector<Scope> scopes;
+    std::uint32_t warp = 0;   ///< the reference warp
+    std::uint32_t warps = 0;  ///< warps recorded
   };
 
   const KernelProgram& kernel_;
