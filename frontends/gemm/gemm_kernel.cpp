@@ -185,6 +185,7 @@ void GemmKernel::build_pipelined(const Tile& tile, CtaProgramBuilder& out) const
     code.set_membar(consumers_ > 1);
     const bool loads = w == 0;  // the copies come from one elected thread
     code.charge(s.prologue_bubble);
+    code.charge(static_cast<std::uint64_t>(s.stages) * s.mbarrier_init_cycles);
     for (std::int64_t k = 0; k < (consumers_ > 1 ? ahead : std::min(ahead, kt)); ++k)
       load_k_tile(k, tile, false, loads && k < kt, code);
     for (std::int64_t k = 0; k < kt; ++k) {
@@ -197,7 +198,14 @@ void GemmKernel::build_pipelined(const Tile& tile, CtaProgramBuilder& out) const
     code.push(Instruction::wgmma_wait(0));
     code.next().compute(0, epilogue_work_);
     code.membar();  // the store reads every WarpGroup's shared-memory half
-    if (loads) code.next().tma_store(kMapC, {tile.n * s.block_n, tile.m * s.block_m});
+    if (!loads) continue;
+    code.next().tma_store(kMapC, {tile.n * s.block_n, tile.m * s.block_m});
+    if (s.tma_store_wait_bytes_per_cycle > 0) {  // the store's wait, before the CTA ends
+      const double box_bytes = static_cast<double>(maps_[kMapC].box_bytes());
+      code.charge(
+          static_cast<std::uint64_t>(std::ceil(box_bytes / s.tma_store_wait_bytes_per_cycle)));
+      code.next();
+    }
   }
 }
 

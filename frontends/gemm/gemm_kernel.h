@@ -78,6 +78,10 @@ struct GemmShape {
   Addr c_base = 0;
   std::uint32_t prologue_bubble = 0;       ///< cycles at the start of every WarpGroup
   std::uint32_t per_iteration_bubble = 0;  ///< cycles at the start of every k-tile iteration
+  /// Triton's kernel: cycles every WarpGroup waits at each of its `stages` mbarrier inits
+  std::uint32_t mbarrier_init_cycles = 0;
+  /// Triton's kernel: the rate at which the C store's wait drains the tile (0: free)
+  double tma_store_wait_bytes_per_cycle = 0;
   /// auto, true or false: whether each WGMMA is a group of its own, waited for before the next
   /// (ptxas's serialization, simfa/wgmma_codegen.h).
   std::string wgmma_serialization = "auto";

@@ -62,6 +62,8 @@ GemmShape read_shape(const Params& params, const GpuConfig& gpu) {
   s.b_layout = choice<BLayout>(params, "b_layout", kBLayoutNames);
   s.prologue_bubble = static_cast<std::uint32_t>(params.integer("prologue_bubble"));
   s.per_iteration_bubble = static_cast<std::uint32_t>(params.integer("per_iteration_bubble"));
+  s.mbarrier_init_cycles = static_cast<std::uint32_t>(params.integer("mbarrier_init_cycles"));
+  s.tma_store_wait_bytes_per_cycle = params.real("tma_store_wait_bytes_per_cycle");
   s.wgmma_serialization = params.string("wgmma_serialization");
   const std::uint32_t e = element_bytes(s.dtype);
 
@@ -231,6 +233,25 @@ void GemmSource::describe(Schema& schema) {
       .doc(
           "frontend calibration: cycles at the start of each k-tile iteration (the paper's V-B3 "
           "fit on H800: 330 per block_k = 64)");
+  // The TTGIR route's defaults for the same kernel (frontends/ttgir/ttgir_source.cpp, measured by
+  // the %clock64 probe of docs/calibration.md §30); tests/frontends/gemm_ttgir_equivalence_test
+  // holds the two routes to the same program with both at their defaults.
+  schema.integer("mbarrier_init_cycles")
+      .def(177)
+      .range(0, 4294967295.0)
+      .unit("SM cycles")
+      .doc(
+          "Triton's kernel (warp_specialized = false): cycles every WarpGroup waits at each of "
+          "its `stages` mbarrier inits before the first copy (the init and the CTA barrier after "
+          "it; docs/calibration.md §30); 0: free");
+  schema.real("tma_store_wait_bytes_per_cycle")
+      .def(36.0)
+      .range(0, 1e6)
+      .unit("B/cycle")
+      .doc(
+          "Triton's kernel (warp_specialized = false): the rate at which the WarpGroup that "
+          "issued the C tile's TMA store waits for its bytes to leave shared memory "
+          "(cp.async.bulk.wait_group.read; docs/calibration.md §30); 0: the wait is free");
 }
 
 GemmSource::GemmSource(const BuildContext& context)
@@ -265,6 +286,8 @@ std::vector<std::pair<std::string, std::string>> GemmSource::parameters() const 
       {"c_base", hex(s.c_base)},
       {"prologue_bubble", str(s.prologue_bubble)},
       {"per_iteration_bubble", str(s.per_iteration_bubble)},
+      {"mbarrier_init_cycles", str(s.mbarrier_init_cycles)},
+      {"tma_store_wait_bytes_per_cycle", std::to_string(s.tma_store_wait_bytes_per_cycle)},
       {"wgmma_serialization", kernel_.serialized_wgmma() ? "true" : "false"},
       {"grid", str(kernel_.tiles_m()) + "x" + str(kernel_.tiles_n())},
       {"cta_count", std::to_string(kernel_.cta_count())},
