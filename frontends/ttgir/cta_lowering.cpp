@@ -464,12 +464,7 @@ void CtaLowering::execute(const Node& n) {
       const std::uint32_t offset = program_->coordinates(map, std::span(coords.data(), n.b));
       emit(wg0, load ? Instruction::tma_load(map, offset, stage_of(n, n.b))
                      : Instruction::tma_store(map, offset));
-      if (!load) {
-        const DescriptorArg& d = kernel_.descriptors[n.a];
-        std::uint64_t bytes = d.elem_bytes;
-        for (std::int64_t e : d.block) bytes *= static_cast<std::uint64_t>(e);
-        store_bytes_ += bytes;
-      }
+      if (!load) store_bytes_ += maps_[map].box_bytes();
       return;
     }
     case NodeKind::kDot: {
