@@ -11,7 +11,6 @@ one row per CTA: pid, smid, start and end (ns after the grid's first start, %glo
 ticks) and its SM cycles. The output is checked against torch.
 """
 import csv
-import statistics
 import sys
 
 import torch
@@ -35,28 +34,19 @@ def main(out, specs):
             b = torch.randn((N, K), device="cuda", dtype=torch.float16, generator=g)
             launch, c, T = tk.make_gemm_launch_on(a, b, cfg, timed=True)
             launch()  # compile
-            runs = []
-            for _ in range(REPS):
-                torch.cuda._sleep(100_000)
-                flush.zero_()
-                launch()
-                torch.cuda.synchronize()
-                t = T.cpu()
-                runs.append(((t[:, 3].max() - t[:, 2].min()).item(), t.clone()))
+            span, t, spans = tk.median_cold_launch(launch, T, flush, REPS, 2, 3)
             ref = (a.float() @ b.float().T)
             err = ((c.float() - ref).norm() / ref.norm()).item()
             if not err < 1e-2:
                 sys.exit(f"{spec}: relative error {err}")
-            runs.sort(key=lambda r: r[0])
-            span, t = runs[len(runs) // 2]
             first = t[:, 2].min().item()
             for pid in range(t.shape[0]):
                 w.writerow([M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["num_stages"],
                             cfg["num_warps"], round(span / 1000.0, 3), pid, int(t[pid, 4]),
                             int(t[pid, 2] - first), int(t[pid, 3] - first), int(t[pid, 1] - t[pid, 0])])
-            spans = [r[0] / 1000.0 for r in runs]
-            print(f"{spec}: {t.shape[0]} CTAs, span median {statistics.median(spans):.1f} us "
-                  f"(min {min(spans):.1f}, max {max(spans):.1f}), rel err {err:.1e}", flush=True)
+            print(f"{spec}: {t.shape[0]} CTAs, span median {span / 1000:.1f} us "
+                  f"(min {spans[0] / 1000:.1f}, max {spans[-1] / 1000:.1f}), rel err {err:.1e}",
+                  flush=True)
             del a, b, c, T
             torch.cuda.empty_cache()
 

@@ -15,7 +15,6 @@ launch). The suite's three tiles (triton_kernels.SUITE_CFGS: 128x128 4 warps 3 s
 against torch. Never changes clocks or any GPU setting.
 """
 import csv
-import statistics
 import sys
 
 import torch
@@ -29,41 +28,26 @@ SHAPES = [(128, 256, 512), (1024, 1024, 512), (4096, 4096, 512)]
 
 
 @triton.jit
-def _clk():
-    return tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64,
-                                     is_pure=False, pack=1)
-
-
-@triton.jit
 def gemm_phases(a_desc, b_desc, c_desc, M, N, K, T,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 GROUP_M: tl.constexpr):
-    c_start = _clk()
+    c_start = tk._clock64()
     g_start = tk._globaltimer()
     pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (pid % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_m = pid_m * BLOCK_M
-    offs_n = pid_n * BLOCK_N
+    offs_m, offs_n = tk.suite_tile(pid, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     c_loop0 = c_start * 0
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        t = _clk()
+        t = tk._clock64()
         c_loop0 = tl.where(k == 0, t, c_loop0)
         a = a_desc.load([offs_m, k * BLOCK_K])
         b = b_desc.load([offs_n, k * BLOCK_K])
         acc = tl.dot(a, b.T, acc)
-    c_loopend = _clk()
+    c_loopend = tk._clock64()
     c = acc.to(tl.float16)
-    c_prestore = _clk()
+    c_prestore = tk._clock64()
     c_desc.store([offs_m, offs_n], c)
-    c_end = _clk()
+    c_end = tk._clock64()
     g_end = tk._globaltimer()
     sm = tk._smid()
     base = T + pid.to(tl.int64) * 8
@@ -108,18 +92,9 @@ def main(out):
                         fh.write(kern.asm["ttgir"])
                     with open(out.replace(".csv", f"_{name}.sass"), "w") as fh:
                         fh.write(kern.asm["sass"])
-                runs = []
-                for _ in range(REPS):
-                    torch.cuda._sleep(100_000)
-                    flush.zero_()
-                    launch()
-                    torch.cuda.synchronize()
-                    t = T.cpu()
-                    runs.append(((t[:, 6].max() - t[:, 5].min()).item(), t.clone()))
+                span, t, _ = tk.median_cold_launch(launch, T, flush, REPS, 5, 6)
                 ref = a.float() @ b.float().T
                 err = ((c.float() - ref).norm() / ref.norm()).item()
-                runs.sort(key=lambda r: r[0])
-                span, t = runs[len(runs) // 2]
                 for pid in range(t.shape[0]):
                     w.writerow([M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
                                 cfg["num_stages"], cfg["num_warps"], pid] + [int(x) for x in t[pid].tolist()])

@@ -44,16 +44,7 @@ def gemm_tma_stamped_kernel(a_desc, b_desc, c_desc, M, N, K, T,
     c0 = tk._clock64()
     g0 = tk._globaltimer()
     pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (pid % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_m = pid_m * BLOCK_M
-    offs_n = pid_n * BLOCK_N
+    offs_m, offs_n = tk.suite_tile(pid, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     c_pre = tk._clock64()
     for k in range(0, tl.cdiv(K, BLOCK_K)):
@@ -93,19 +84,6 @@ def launches(a, b, cfg):
     return (stamped, Ts), (twin, Tt), c
 
 
-def cold_runs(launch, T, flush, span_cols):
-    runs = []
-    for _ in range(REPS):
-        torch.cuda._sleep(100_000)
-        flush.zero_()
-        launch()
-        torch.cuda.synchronize()
-        t = T.cpu()
-        runs.append(((t[:, span_cols[1]].max() - t[:, span_cols[0]].min()).item(), t.clone()))
-    runs.sort(key=lambda r: r[0])
-    return runs
-
-
 def main(out, specs):
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     with open(out, "w", newline="") as f:
@@ -129,10 +107,8 @@ def main(out, specs):
                 err = ((c.float() - ref).norm() / ref.norm()).item()
                 if not err < 1e-2:
                     sys.exit(f"{spec}: relative error {err}")
-            runs = cold_runs(stamped, Ts, flush, (4, 5))
-            twin_runs = cold_runs(twin, Tt, flush, (2, 3))
-            span, t = runs[len(runs) // 2]
-            twin_span, tt = twin_runs[len(twin_runs) // 2]
+            span, t, _ = tk.median_cold_launch(stamped, Ts, flush, REPS, 4, 5)
+            twin_span, tt, _ = tk.median_cold_launch(twin, Tt, flush, REPS, 2, 3)
             twin_cycles = statistics.median((tt[:, 1] - tt[:, 0]).tolist())
             first = t[:, 4].min().item()
             for pid in range(t.shape[0]):
