@@ -20,7 +20,9 @@
 // each box; its latency where STAGES = 1), GBps (all bytes over the span from the first CTA's start
 // to the last one's end, %globaltimer), sm_mhz (%clock64 over %globaltimer of CTA 0). 5 launches.
 //
-//   tma_loaded OUT.csv
+//   tma_loaded OUT.csv [PITCH]
+//
+// PITCH (default 8192) moves the rows apart for `own` alone (run_pitch.sh: 128, 1024, 8192 B).
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_loaded tma_loaded.cu
 // -lcuda
@@ -32,8 +34,7 @@
 
 #include "device_common.cuh"
 
-constexpr uint32_t kPitch = 8192;  // bytes a row
-constexpr uint32_t kCols = kPitch / 2;
+constexpr uint32_t kDefaultPitch = 8192;  // bytes a row (K = 4096), the GEMM suite's operands
 constexpr uint32_t kBoxBytes = 128 * 128;
 constexpr int kCap = 128;  // boxes a CTA
 constexpr int kMaxStages = 8;
@@ -43,14 +44,15 @@ constexpr int kSlotsPerCta = 2 * kCap + 4;  // issue, land per box; start/end cy
 enum Mode { kOwn, kOwnWarm, kSame };
 const char* const kModes[] = {"own", "own_warm", "same"};
 
-__global__ void panels(const __grid_constant__ CUtensorMap map, int mode, int stages, u64* out) {
+__global__ void panels(const __grid_constant__ CUtensorMap map, int mode, int stages, int cols,
+                       u64* out) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) u64 bars[kMaxStages];
   if (threadIdx.x != 0) return;
   uint8_t* smem = align_1k(smem_raw);
   ring_init(bars, stages);
   u64* o = out + (u64)blockIdx.x * kSlotsPerCta;
-  const int cols = (int)(kPitch / 128), ctas = (int)gridDim.x;
+  const int ctas = (int)gridDim.x;
   uint32_t parity = 0;
   const u64 g0 = gtimer();
   const u64 c0 = clock64();
@@ -80,16 +82,24 @@ __global__ void panels(const __grid_constant__ CUtensorMap map, int mode, int st
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: tma_loaded OUT.csv\n");
+  if (argc < 2 || argc > 3) {
+    fprintf(stderr, "usage: tma_loaded OUT.csv [PITCH]\n");
+    return 2;
+  }
+  // PITCH (bytes a row, a multiple of 128): 8192 as the GEMM suite's K = 4096; 128 makes every box
+  // 16 KiB of contiguous bytes and the CTAs' boxes neighbours, a stream with the same bytes in
+  // flight whose lines share DRAM rows (`own` only: the other modes keep 8192).
+  const uint32_t pitch = argc == 3 ? (uint32_t)atoi(argv[2]) : kDefaultPitch;
+  if (pitch < 128 || pitch % 128 != 0) {
+    fprintf(stderr, "tma_loaded: PITCH must be a positive multiple of 128 (got %s)\n", argv[2]);
     return 2;
   }
   CK(cudaSetDevice(0));
-  const int cols = (int)(kPitch / 128);
+  const int cols = (int)(pitch / 128);
   const u64 rows = (u64)(kCap + cols - 1) / cols * kMaxCtas * 128;
   uint16_t* a;
-  CK(cudaMalloc(&a, rows * kPitch));
-  CK(cudaMemset(a, 1, rows * kPitch));
+  CK(cudaMalloc(&a, rows * pitch));
+  CK(cudaMemset(a, 1, rows * pitch));
   int4* flush;
   const u64 flush_bytes = 256ull << 20;
   CK(cudaMalloc(&flush, flush_bytes));
@@ -97,25 +107,26 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, (u64)kMaxCtas * kSlotsPerCta * sizeof(u64)));
   const int smem_max = kMaxStages * kBoxBytes + 1024;
   CK(cudaFuncSetAttribute(panels, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
-  const CUtensorMap map = fp16_box_map(a, kCols, rows, 128);
+  const CUtensorMap map = fp16_box_map(a, pitch / 2, rows, 128);
   FILE* f = fopen(argv[1], "w");
   if (!f) {
     perror(argv[1]);
     return 1;
   }
-  fprintf(f, "mode,ctas,stages,boxes,box_cycles_med,op_cycles_med,op_cycles_p90,GBps,sm_mhz\n");
-  for (int mode : {kOwn, kOwnWarm, kSame})
+  fprintf(f, "mode,ctas,stages,boxes,box_cycles_med,op_cycles_med,op_cycles_p90,GBps,sm_mhz,pitch\n");
+  for (int mode : {kOwn, kOwnWarm, kSame}) {
+    if (mode != kOwn && pitch != kDefaultPitch) continue;
     for (int ctas : {1, 8, 33, 66, 132, 264})
       for (int stages : {1, 2, 3, 4, 6, 8}) {
         std::vector<double> box_cycles, op, gbps, mhz;
         const int smem = stages * kBoxBytes + 1024;
         if (mode != kOwn) {
           CK(cudaMemset(flush, 0, flush_bytes));
-          panels<<<ctas, 32, smem>>>(map, mode, stages, out);  // brings the region into the L2
+          panels<<<ctas, 32, smem>>>(map, mode, stages, cols, out);  // brings the region into the L2
         }
         for (int rep = 0; rep < 5; rep++) {
           if (mode == kOwn) CK(cudaMemset(flush, rep, flush_bytes));
-          panels<<<ctas, 32, smem>>>(map, mode, stages, out);
+          panels<<<ctas, 32, smem>>>(map, mode, stages, cols, out);
           CK(cudaDeviceSynchronize());
           std::vector<u64> h((u64)ctas * kSlotsPerCta);
           CK(cudaMemcpy(h.data(), out, h.size() * sizeof(u64), cudaMemcpyDeviceToHost));
@@ -131,10 +142,11 @@ int main(int argc, char** argv) {
           mhz.push_back((double)(h[2 * kCap + 1] - h[2 * kCap]) /
                         (double)(h[2 * kCap + 3] - h[2 * kCap + 2]) * 1000.0);
         }
-        fprintf(f, "%s,%d,%d,%d,%.0f,%.0f,%.0f,%.1f,%.0f\n", kModes[mode], ctas, stages, kCap,
-                median(box_cycles), median(op), pct(op, 0.9), median(gbps), median(mhz));
+        fprintf(f, "%s,%d,%d,%d,%.0f,%.0f,%.0f,%.1f,%.0f,%u\n", kModes[mode], ctas, stages, kCap,
+                median(box_cycles), median(op), pct(op, 0.9), median(gbps), median(mhz), pitch);
         fflush(f);
       }
+  }
   fclose(f);
   return 0;
 }
