@@ -36,12 +36,13 @@ CtaLowering::CtaLowering(const KernelProgram& kernel, LaunchConfig launch,
   argument_slot_.assign(kernel_.slot_count, false);
   for (const ScalarArg& a : kernel_.scalar_args) argument_slot_[a.slot] = true;
   // Registers: the TTGIR's setmaxnreg values (actualRegisters), the option, or the estimate:
-  // the accumulators of the partition's dots plus 40 for addresses and loop state (CUTLASS's
-  // producer floor, LoadRegisterRequirement), capped at the 255 a thread may hold.
+  // what the partition's dots hold in registers (accumulators, register A operands; the most of
+  // one loop) plus 40 for addresses and loop state (CUTLASS's producer floor,
+  // LoadRegisterRequirement), capped at the 255 a thread may hold.
   for (const Partition& p : kernel_.partitions) {
     std::uint64_t r = p.registers_per_thread;
     if (r == 0) r = options_.registers_per_thread;
-    if (r == 0) r = std::min<std::uint64_t>(40 + p.accumulator_bytes_per_thread / 4, 255);
+    if (r == 0) r = std::min<std::uint64_t>(40 + p.dot_bytes_per_thread / 4, 255);
     registers_.push_back(static_cast<std::uint32_t>(round_up(r, kRegisterAllocationUnit)));
   }
 }

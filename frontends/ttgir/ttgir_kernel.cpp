@@ -905,10 +905,22 @@ class Compiler {
     p_.nodes[idx].result = define_results(op, count);
     p_.nodes[idx].result_count = count;
     p_.nodes[idx].a = static_cast<std::uint32_t>(p_.dots.size());
-    const std::uint64_t acc_bytes = element_bytes(v.types().back().elem);
-    p_.partitions[partition_].accumulator_bytes_per_thread +=
-        static_cast<std::uint64_t>(info.shape.m * info.shape.n) * acc_bytes /
-        (32ULL * p_.partitions[partition_].num_warps);
+    // What a thread of the partition holds for this dot: its accumulator, and its A operand when
+    // that is a register tensor (attention's P). Dots of loops that run one after the other (the
+    // causal kernel's off-band and diagonal loops) do not hold theirs at once: the estimate takes
+    // the most that any outermost loop's dots hold.
+    Partition& part = p_.partitions[partition_];
+    const std::vector<TypeInfo> types = v.types();
+    const std::uint64_t threads = 32ULL * part.num_warps;
+    std::uint64_t bytes = static_cast<std::uint64_t>(info.shape.m * info.shape.n) *
+                          element_bytes(types.back().elem) / threads;
+    if (info.shape.register_a)
+      bytes += static_cast<std::uint64_t>(info.shape.m * info.shape.k) *
+               element_bytes(types.front().elem) / threads;
+    const std::uint32_t scope = loops_.empty() ? kOutsideLoops : loops_.front();
+    std::uint64_t& held = dot_bytes_by_scope_[std::uint64_t{partition_} << 32 | scope];
+    held += bytes;
+    part.dot_bytes_per_thread = std::max(part.dot_bytes_per_thread, held);
     p_.dots.push_back(info);
     for (std::uint32_t loop : loops_) p_.nodes[loop].sub = 1;
   }
@@ -1114,6 +1126,10 @@ class Compiler {
   std::vector<std::uint32_t> slot_alloc_, slot_desc_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> yield_targets_;
   std::vector<std::uint32_t> loops_;
+  static constexpr std::uint32_t kOutsideLoops = ~std::uint32_t{0};
+  /// Register bytes a thread holds for the dots of one partition and outermost loop (key:
+  /// partition << 32 | the loop's node, or kOutsideLoops).
+  std::unordered_map<std::uint64_t, std::uint64_t> dot_bytes_by_scope_;
   std::uint32_t partition_ = 0;
   std::uint32_t block_begin_ = 0;  ///< the first node of the region being compiled
   std::uint64_t live_ = 0, peak_ = 0;

@@ -159,7 +159,9 @@ struct Partition {
   std::uint32_t registers_per_thread = 0;  ///< actualRegisters, when the TTGIR says
   std::uint32_t begin = 0, end = 0;        ///< its region's nodes (default: the whole function)
   std::vector<std::uint32_t> arg_slots;    ///< region arguments (explicit captures)
-  std::uint64_t accumulator_bytes_per_thread = 0;  ///< sum over its dots
+  /// Register bytes a thread holds for its dots (accumulators and register A operands): the
+  /// most that the dots of one outermost loop hold together
+  std::uint64_t dot_bytes_per_thread = 0;
 };
 
 struct DotInfo {

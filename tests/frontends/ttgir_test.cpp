@@ -375,6 +375,34 @@ TEST(TtgirStatic, PtxasSerializesTheWideWgmmaOfThe128x256Tile) {
   EXPECT_EQ(std::count(forced.begin(), forced.end(), "WGMMA_WAIT 0"), 8);
 }
 
+// The register estimate (docs/ttgir.md §4): 40 + what one loop's dots hold, accumulators and a
+// register A operand. The committed attention (128x64, D = 128, 8 warps): S 128x64 fp32 (32
+// registers a thread), O 128x128 fp32 (64) and P 128x64 fp16 (16): 152. The causal D = 64 kernel
+// runs two loops (off-band, then the diagonal) whose dots do not hold theirs at once: 40 + 32 + 32
+// + 16 = 120, where summing both loops' accumulators gave 168 and a CTA an SM; ptxas gave it 128
+// (validation/h200/attention/attention_suite.csv, n_regs), two CTAs an SM.
+TEST(TtgirStatic, RegisterEstimateHoldsOneLoopsDotsAndTheirRegisterOperands) {
+  Harness h;
+  auto attn = h.make({{"file", str(kDevice + "attn_fwd_tma.ttgir")},
+                      {"grid", str("4x4")},
+                      {"args", str(attn_args(4, 512))}});
+  CtaProgram p;
+  attn->build(0, p);
+  ASSERT_EQ(p.warpgroups.size(), 2u);
+  EXPECT_EQ(p.warpgroups[0].registers, 152u * 128);
+  const std::string causal =
+      kSrc + "/validation/h200/attention/ttgir/attn_fwd_128x64_w8_s3_d64_c1_g0.ttgir";
+  auto src = h.make({{"file", str(causal)},
+                     {"grid", str("8x64")},
+                     {"args", str("desc_q.shape=65536x64;desc_k.shape=65536x64;desc_v.shape="
+                                  "65536x64;desc_o.shape=65536x64;N_CTX=1024;HQ=16")}});
+  CtaProgram c;
+  src->build(7, c);
+  ASSERT_EQ(c.warpgroups.size(), 2u);
+  EXPECT_EQ(c.warpgroups[0].registers, 120u * 128);
+  EXPECT_EQ(c.warpgroups[1].registers, 120u * 128);
+}
+
 // Attention, 128x64 tiles, 8 warps: per KV tile each WarpGroup issues QK^T (8 m64n64k16, K =
 // 128 in steps of 16) and PV (4 m64n128k16), and pays the online softmax as compute BUBBLEs
 // priced by the cost table (docs/ttgir.md §4).
