@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -17,45 +19,11 @@ namespace simfa::kernel {
 
 namespace {
 
-struct Kind {
-  const char* name;
-  const char* color;
-  const char* label;
-};
-// Every span name sm.warpgroup emits (docs/pictures.md), in legend order.
-constexpr Kind kKinds[] = {
-    {"tma_issue", "#1f77b4", "TMA issue"},
-    {"tma_flight", "#9ecae1", "TMA in flight (until the stage's bytes landed)"},
-    {"wgmma", "#d62728", "WGMMA issue"},
-    {"wgmma_flight", "#fc9272", "WGMMA in flight (issued, not complete)"},
-    {"bubble", "#2ca02c", "bubble (softmax, non-MMA work)"},
-    {"wait:mb", "#bdbdbd", "wait: stage data (MB_WAIT)"},
-    {"wait:stage", "#e7ba52", "wait: stage release (ACQUIRE_STAGE)"},
-    {"wait:wgmma", "#f7b6d2", "wait: WGMMA groups (WGMMA_WAIT)"},
-    {"wait:barrier", "#9467bd", "wait: named barrier (BAR_WAIT, ping-pong)"},
-    {"wait:tensor_core", "#c49c94", "wait: tensor core buffer full"},
-    {"exit", "#000000", "exit"},
-};
-
-const Kind& kind_of(const char* name) {
-  static const Kind other{"other", "#7f7f7f", "other"};
-  for (const Kind& k : kKinds)
-    if (std::strcmp(k.name, name) == 0) return k;
-  return other;
-}
-
-// Instants (one issue cycle) merge among themselves and are drawn over the waits and bubbles,
-// so that a TMA or WGMMA issue stays visible however far out the chart is.
-bool is_instant(const char* name) {
-  return std::strcmp(name, "tma_issue") == 0 || std::strcmp(name, "wgmma") == 0 ||
-         std::strcmp(name, "exit") == 0;
-}
-
-GanttChart::Row row_of(const char* name) {
-  if (std::strcmp(name, "tma_flight") == 0) return GanttChart::kTmaFlight;
-  if (std::strcmp(name, "wgmma_flight") == 0) return GanttChart::kWgmmaFlight;
-  return GanttChart::kThread;
-}
+// Colours for span kinds the table declares without one: apart from Hopper's and from the
+// gray of undeclared spans (matplotlib's tab20 and tab20b, less those).
+constexpr const char* kPalette[] = {
+    "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a",
+    "#ff9896", "#c5b0d5", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#843c39", "#7b4173"};
 
 // Layout, in pixels.
 constexpr double kLeft = 200;  // lane labels
@@ -63,9 +31,10 @@ constexpr double kRight = 30;
 constexpr double kTop = 64;  // title and axis labels
 constexpr double kLaneHeight = 26;
 constexpr double kSmGap = 12;
-// Rows inside a lane: y offset and height.
-constexpr double kRowY[] = {2, 15, 20};
-constexpr double kRowH[] = {12, 4.5, 4.5};
+// Rows inside a lane: the thread row, then the flight rows share a band below it, half a pixel
+// apart (two rows: 4.5 pixels each, at 15 and 20).
+constexpr double kThreadY = 2, kThreadH = 12;
+constexpr double kFlightTop = 15, kFlightBand = 9.5, kFlightGap = 0.5;
 constexpr double kMinBarWidth = 0.6;  // a bar stays visible however short
 
 std::string escape(const std::string& s) {
@@ -107,8 +76,69 @@ std::string us_label(double us, double step_us) {
 
 }  // namespace
 
+std::vector<GanttChart::SpanKind> GanttChart::span_kinds(const InstructionSet& instructions) {
+  std::vector<SpanKind> kinds;
+  std::vector<bool> derived;  // kinds[i] declares no colour
+  Row flights = 0;
+  // `issue`: the instruction's span; `flight`: its flight span; neither: its wait span.
+  auto add = [&](const InstructionSpec& in, const SpanSpec& span, bool issue, bool flight) {
+    if (!span.name) return;
+    const bool tma = issue && std::string_view(in.engine) == "tma";
+    const bool compute = issue && !tma && std::string_view(in.engine) != "sm";
+    for (SpanKind& k : kinds)
+      if (k.name == span.name) {  // declared again: one legend entry, the first declaration's
+        k.tma |= tma;
+        k.compute |= compute;
+        return;
+      }
+    const std::string name = in.name;
+    std::string label = span.label   ? span.label
+                        : flight     ? name + " in flight"
+                        : !issue     ? "wait: " + name
+                        : span.lasts ? name
+                                     : name + " issue";
+    kinds.push_back({span.name, span.color ? span.color : "", std::move(label),
+                     flight ? ++flights : kThread, issue && !span.lasts, tma, compute});
+    derived.push_back(!span.color);
+  };
+  for (const InstructionSpec& in : instructions.specs()) {
+    add(in, in.span, true, false);
+    add(in, in.flight, false, true);
+    add(in, in.wait_span, false, false);
+  }
+  // Derived colours, in legend order: the palette entry the name hashes to, or the next one no
+  // kind has yet, so that a plugin's spans differ from Hopper's and from each other.
+  std::set<std::string> used;
+  for (const SpanKind& k : kinds)
+    if (!k.color.empty()) used.insert(k.color);
+  constexpr std::size_t kColors = std::size(kPalette);
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (!derived[i]) continue;
+    const std::size_t first = fnv1a(kinds[i].name) % kColors;
+    std::size_t pick = first;
+    for (std::size_t step = 0; step < kColors; ++step)
+      if (!used.count(kPalette[(first + step) % kColors])) {
+        pick = (first + step) % kColors;
+        break;
+      }
+    kinds[i].color = kPalette[pick];
+    used.insert(kinds[i].color);
+  }
+  return kinds;
+}
+
+const GanttChart::SpanKind& GanttChart::kind_of(const char* name) const {
+  static const SpanKind other{"other", "#7f7f7f", "other"};
+  for (const SpanKind& k : kinds_)
+    if (k.name == name) return k;
+  return other;
+}
+
 GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)),
+      kinds_(
+          span_kinds(options_.instructions ? *options_.instructions : InstructionSet::hopper())) {
+  for (const SpanKind& k : kinds_) flight_rows_ = std::max(flight_rows_, k.row);
   if (options_.end <= options_.begin) throw Error("internal: an empty Gantt cycle range");
   const Cycle b = options_.begin, e = options_.end;
   // The spans drawn, clipped to the range, per SM.
@@ -170,14 +200,16 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
         lane_of[{static_cast<int>(slot), wg}] = lanes_.size();
         lanes_.push_back({sm, static_cast<int>(slot), wg, ""});
       }
-    std::map<std::size_t, std::pair<bool, bool>> issues;  // lane: TMA, WGMMA
+    std::map<std::size_t, std::pair<bool, bool>> issues;  // lane: TMA, another engine's
     for (const TimelineSpan& s : list) {
       const std::size_t lane = lane_of.at({ctas[s.cta].slot, s.warpgroup});
-      issues[lane].first |= std::strcmp(s.name, "tma_issue") == 0;
-      issues[lane].second |= std::strcmp(s.name, "wgmma") == 0;
+      const SpanKind& kind = kind_of(s.name);
+      issues[lane].first |= kind.instant && kind.tma;
+      issues[lane].second |= kind.instant && kind.compute;
     }
-    // A WarpGroup that issues TMA and no WGMMA produces; one that issues WGMMA consumes when it
-    // issues no TMA (an epilogue's TMA_STORE aside: when its slot has a producer).
+    // A WarpGroup that issues TMA and no WGMMA (nor another engine's instruction) produces; one
+    // that issues WGMMA consumes when it issues no TMA (an epilogue's TMA_STORE aside: when its
+    // slot has a producer).
     std::set<int> has_producer;
     for (const auto& [lane, io] : issues)
       if (io.first && !io.second) {
@@ -192,9 +224,10 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
     // kind closer than a pixel merge, and a span under a pixel wide that ends within the pixel
     // after the previous bar is folded into it.
     std::map<std::tuple<std::size_t, Row, bool>, std::vector<const TimelineSpan*>> rows;
-    for (const TimelineSpan& s : list)
-      rows[{lane_of.at({ctas[s.cta].slot, s.warpgroup}), row_of(s.name), is_instant(s.name)}]
-          .push_back(&s);
+    for (const TimelineSpan& s : list) {
+      const SpanKind& kind = kind_of(s.name);
+      rows[{lane_of.at({ctas[s.cta].slot, s.warpgroup}), kind.row, kind.instant}].push_back(&s);
+    }
     for (auto& [key, row] : rows) {
       std::stable_sort(row.begin(), row.end(), [](const TimelineSpan* l, const TimelineSpan* r) {
         return l->begin < r->begin;
@@ -314,8 +347,14 @@ std::string GanttChart::svg() const {
 
   // Bars.
   s += "<g class=\"bars\">\n";
+  // Row geometry: the thread row, then the flight rows in the band below it.
+  const double flight_h =
+      flight_rows_ ? (kFlightBand - kFlightGap * (flight_rows_ - 1)) / flight_rows_ : 0;
+  auto row_y = [&](Row r) {
+    return r == kThread ? kThreadY : kFlightTop + (r - 1) * (flight_h + kFlightGap);
+  };
   for (const Bar& b : bars_) {
-    const Kind& k = kind_of(b.name);
+    const SpanKind& k = kind_of(b.name);
     const double x0 = x(b.begin);
     const double w = std::max(x(b.end) - x0, kMinBarWidth);
     s += fmt::format(
@@ -324,10 +363,10 @@ std::string GanttChart::svg() const {
         "data-begin=\"{}\" data-end=\"{}\" x=\"{:.2f}\" y=\"{}\" "
         "width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}{}: cycles {}..{} ({:.3f}..{:.3f} "
         "µs)</title></rect>\n",
-        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + kRowY[b.row], w,
-        kRowH[b.row], k.color, b.name, b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(),
-        b.begin, b.end, static_cast<double>(b.begin) * us_per_cycle,
-        static_cast<double>(b.end) * us_per_cycle);
+        b.name, b.spans, b.folded, b.lane, b.begin, b.end, x0, lane_y[b.lane] + row_y(b.row), w,
+        b.row == kThread ? kThreadH : flight_h, k.color, b.name,
+        b.spans > 1 ? fmt::format(" x{}", b.spans) : std::string(), b.begin, b.end,
+        static_cast<double>(b.begin) * us_per_cycle, static_cast<double>(b.end) * us_per_cycle);
   }
   s += "</g>\n";
 
@@ -357,7 +396,7 @@ std::string GanttChart::svg() const {
   // Legend.
   s += "<g class=\"legend\">\n";
   int n = 0;
-  for (const Kind& k : kKinds) {
+  for (const SpanKind& k : kinds_) {
     if (!present.count(k.name)) continue;
     const double lx = kLeft + (n % kLegendColumns) * (options_.plot_width / kLegendColumns);
     const double ly = legend_top + 18 * (n / kLegendColumns);

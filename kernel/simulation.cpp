@@ -9,6 +9,7 @@
 
 #include "kernel/version.h"
 #include "simfa/error.h"
+#include "simfa/int_math.h"
 #include "simfa/plugin.h"
 
 namespace simfa::kernel {
@@ -18,8 +19,7 @@ namespace {
 // Seeds each component's PRNG from (manifest seed, component path), so adding a component
 // never perturbs another's random stream (STYLE: events and determinism).
 std::uint64_t component_seed(std::uint64_t seed, const std::string& path) {
-  std::uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a over the path, then splitmix64
-  for (unsigned char c : path) h = (h ^ c) * 1099511628211ull;
+  std::uint64_t h = fnv1a(path, 1469598103934665603ull ^ seed);  // then splitmix64
   h += 0x9e3779b97f4a7c15ull;
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;

@@ -13,8 +13,10 @@
 
 namespace simfa::kernel {
 
-bool is_flight_span(const char* name) {
-  return std::strcmp(name, "tma_flight") == 0 || std::strcmp(name, "wgmma_flight") == 0;
+bool is_flight_span(const InstructionSet& instructions, const char* name) {
+  for (const InstructionSpec& spec : instructions.specs())
+    if (spec.flight.name && std::strcmp(spec.flight.name, name) == 0) return true;
+  return false;
 }
 
 void Timeline::span(int sm, std::uint64_t cta, int warpgroup, const char* name, Cycle begin,
@@ -23,7 +25,7 @@ void Timeline::span(int sm, std::uint64_t cta, int warpgroup, const char* name, 
 }
 
 void Timeline::write(const std::string& path, double clock_mhz, const std::vector<int>& sms,
-                     const CounterTracks* counters) const {
+                     const CounterTracks* counters, const InstructionSet& instructions) const {
   std::ofstream out(path);
   if (!out) throw InputError("cannot write timeline file '" + path + "'");
   auto wanted = [&](int sm) { return std::find(sms.begin(), sms.end(), sm) != sms.end(); };
@@ -45,7 +47,7 @@ void Timeline::write(const std::string& path, double clock_mhz, const std::vecto
     if (!wanted(s.sm)) continue;
     threads.emplace(s.sm, s.cta, s.warpgroup);
     processes.insert(s.sm);
-    if (is_flight_span(s.name)) {
+    if (is_flight_span(instructions, s.name)) {
       // Work in flight overlaps the WarpGroup's own spans: async slices, which Perfetto stacks.
       ++async_id;
       for (const auto& [ph, ts] : {std::pair{'b', s.begin}, std::pair{'e', s.end}})

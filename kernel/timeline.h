@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "simfa/core.h"
+#include "simfa/instruction_set.h"
 
 namespace simfa::kernel {
 
@@ -22,8 +23,9 @@ struct TimelineSpan {
   Cycle begin, end;
 };
 
-/// Whether a span is work in flight on an engine (it overlaps the WarpGroup's own spans).
-bool is_flight_span(const char* name);
+/// Whether a span is work in flight on an engine (it overlaps the WarpGroup's own spans): an
+/// instruction's flight span in `instructions` (InstructionSpec::flight).
+bool is_flight_span(const InstructionSet& instructions, const char* name);
 
 class Timeline final : public TimelineSink {
  public:
@@ -32,8 +34,9 @@ class Timeline final : public TimelineSink {
   /// Writes {"traceEvents": [...]}: one process per SM of `sms`, one thread per (CTA,
   /// WarpGroup) with its spans, the flight spans as async events, and the counter tracks of
   /// `counters` (may be null). Timestamps are SM cycles (1 us in the viewer = 1 cycle).
+  /// `instructions` is the run's table, which says which spans are flights.
   void write(const std::string& path, double clock_mhz, const std::vector<int>& sms,
-             const CounterTracks* counters) const;
+             const CounterTracks* counters, const InstructionSet& instructions) const;
   const std::vector<TimelineSpan>& spans() const { return spans_; }
   std::size_t size() const { return spans_.size(); }
 

@@ -175,7 +175,7 @@ int cmd_run(const RunArgs& a) {
   }
   if (!a.timeline.empty())
     sim.timeline().write(a.timeline, loaded.manifest.gpu.clock_mhz, timeline_sms,
-                         sim.counter_tracks());
+                         sim.counter_tracks(), loaded.host.instructions());
   if (!a.gantt.empty()) {
     if (gantt_cycles.first >= result.cycles)
       throw simfa::InputError(simfa::SourceLocation{"--gantt-cycles", 0, 0},
@@ -187,6 +187,7 @@ int cmd_run(const RunArgs& a) {
     g.end = std::min(gantt_cycles.second, result.cycles);
     g.clock_mhz = loaded.manifest.gpu.clock_mhz;
     g.title = fmt::format("{} · {}", loaded.manifest.gpu.name, a.workload);
+    g.instructions = &loaded.host.instructions();
     const GanttChart chart(sim.timeline().spans(), g);
     for (int sm : gantt_sms)
       if (std::none_of(chart.lanes().begin(), chart.lanes().end(),

@@ -472,7 +472,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       break;
     case Opcode::kWgmma: {
       const std::uint32_t group = w.groups.join(in.gid());
-      span(w, (*instructions_)[in.op].span, now, now + 1);
+      span(w, (*instructions_)[in.op].span.name, now, now + 1);
       if (timeline_ && w.wgmma_in_flight++ == 0) w.wgmma_since = now;
       tensor_core_->issue(
           now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
@@ -511,7 +511,7 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       exit(slot, now);
       return;
     default:  // a plugin's instruction: the check let it through only with its engine wired
-      span(w, (*instructions_)[in.op].span, now, now + 1);
+      span(w, (*instructions_)[in.op].span.name, now, now + 1);
       ready = std::max(now + 1, engine_of(in.op)->issue(now, engine_op(slot, in)));
       break;
   }
@@ -634,7 +634,7 @@ void WarpGroupSm::share_finish_times(int p) {
 
 void WarpGroupSm::close_bubble(WarpGroup& w) {
   if (w.bubble_since == kNever) return;
-  span(w, (*instructions_)[Opcode::kBubble].span, w.bubble_since, w.ready_at);
+  span(w, (*instructions_)[Opcode::kBubble].span.name, w.bubble_since, w.ready_at);
   w.bubble_since = kNever;
 }
 
@@ -663,7 +663,7 @@ void WarpGroupSm::issue_tma(WarpGroup& w, const Instruction& in, Cycle now) {
     s.pending_bytes += op.bytes;
   }
   if (!mbarrier && exit_waits_for_stores_) ++ctas_[w.cta].pending_stores;
-  span(w, (*instructions_)[in.op].span, now, now + 1);
+  span(w, (*instructions_)[in.op].span.name, now, now + 1);
   tma_->issue(now, op);
 }
 
@@ -686,7 +686,7 @@ void WarpGroupSm::release(Cta& cta, Stage& stage, Cycle now) {
 void WarpGroupSm::exit(std::uint32_t slot, Cycle now) {
   WarpGroup& w = warpgroups_[slot];
   runnable_mask_ &= ~(std::uint64_t{1} << slot);
-  span(w, (*instructions_)[Opcode::kExit].span, now, now + 1);
+  span(w, (*instructions_)[Opcode::kExit].span.name, now, now + 1);
   Cta& cta = ctas_[w.cta];
   if (--cta.live_warpgroups > 0) return;
   if (exit_waits_for_stores_ && cta.pending_stores > 0) {
@@ -776,8 +776,8 @@ void WarpGroupSm::on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t 
   s.pending_bytes -= std::min<std::uint64_t>(bytes, s.pending_bytes);
   if (s.pending_bytes != 0) return;
   if (timeline_ && now > s.flight_since)
-    timeline_->span(sm_, cta.program->cta_id, static_cast<int>(s.flight_warpgroup), "tma_flight",
-                    s.flight_since, now);
+    timeline_->span(sm_, cta.program->cta_id, static_cast<int>(s.flight_warpgroup),
+                    stage_flight_span(), s.flight_since, now);
   ++s.full_phases;
   wake_up_to(s.full_waiters, s.full_phases, now);
 }
@@ -787,7 +787,7 @@ void WarpGroupSm::on_wgmma_complete(Cycle now, std::uint64_t token) {
   WarpGroup& w = warpgroups_[slot];
   if (!(resident_mask_ >> slot & 1) || (w.age & 0xffff) != (token >> 32 & 0xffff)) return;
   if (timeline_ && w.wgmma_in_flight > 0 && --w.wgmma_in_flight == 0)
-    span(w, "wgmma_flight", w.wgmma_since, now);
+    span(w, (*instructions_)[Opcode::kWgmma].flight.name, w.wgmma_since, now);
   if (!w.groups.complete(static_cast<std::uint32_t>(token))) return;
   if (w.wait != kWgmmaWait) return;
   const std::uint32_t unfinished = w.groups.unfinished_closed();
@@ -857,8 +857,13 @@ void WarpGroupSm::report_blocked(std::vector<BlockedThread>& out) const {
   }
 }
 
+const char* WarpGroupSm::stage_flight_span() const {
+  // A stage's bytes in flight, from its first TMA_LOAD or TMA_BULK until the last lands.
+  return (*instructions_)[Opcode::kTmaLoad].flight.name;
+}
+
 const char* WarpGroupSm::wait_span(const WarpGroup& w) const {
-  return (*instructions_)[w.code[w.wait_pc].op].wait_span;
+  return (*instructions_)[w.code[w.wait_pc].op].wait_span.name;
 }
 
 void WarpGroupSm::span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const {
@@ -872,9 +877,11 @@ void WarpGroupSm::finish(Cycle end) {
   // to `end`, the first cycle not simulated.
   for (std::uint64_t m = resident_mask_; m != 0; m &= m - 1) {
     WarpGroup& w = warpgroups_[std::countr_zero(m)];
-    if (w.wgmma_in_flight > 0) span(w, "wgmma_flight", w.wgmma_since, end);
+    if (w.wgmma_in_flight > 0)
+      span(w, (*instructions_)[Opcode::kWgmma].flight.name, w.wgmma_since, end);
     if (w.bubble_since != kNever)
-      span(w, (*instructions_)[Opcode::kBubble].span, w.bubble_since, std::min(w.ready_at, end));
+      span(w, (*instructions_)[Opcode::kBubble].span.name, w.bubble_since,
+           std::min(w.ready_at, end));
     w.bubble_since = kNever;
     if (w.wait == kNotWaiting || end <= w.blocked_since) continue;
     stall_[w.wait]->add(end - w.blocked_since);
@@ -886,7 +893,7 @@ void WarpGroupSm::finish(Cycle end) {
         for (const Stage& s : cta.stages)
           if (s.pending_bytes > 0 && end > s.flight_since)
             timeline_->span(sm_, cta.program->cta_id, static_cast<int>(s.flight_warpgroup),
-                            "tma_flight", s.flight_since, end);
+                            stage_flight_span(), s.flight_since, end);
   if (resident_ctas_ > 0 && end > active_since_) active_cycles_.add(end - active_since_);
   const std::uint64_t active = active_cycles_.value();
   issue_idle_cycles_.set(active - std::min(active, issued_.value()));

@@ -153,6 +153,8 @@ class WarpGroupSm final : public SmCore,
   std::string waiting_for(const WarpGroup& w) const;
   /// The timeline name of `w`'s wait: its blocked instruction's (the instruction table's).
   const char* wait_span(const WarpGroup& w) const;
+  /// The timeline name of a stage's TMA bytes in flight (TMA_LOAD's flight in the table).
+  const char* stage_flight_span() const;
   void span(const WarpGroup& w, const char* name, Cycle begin, Cycle end) const;
   /// When `slot`'s compute BUBBLE issued at `now` ends: each pipe serves its elements after the
   /// work issued before it (fifo) or beside it in equal shares (fair, which may lengthen the

@@ -1,7 +1,8 @@
 # Builds examples/external_engine the way a plugin author would (against an sdk installed from
 # this build into a scratch prefix, found with find_package(simfa)), then runs its manifest and
 # trace through simfa with SIMFA_PLUGIN_PATH: the UMMA instructions parse, reach the umma.demo
-# engine in [sm.umma] and run, the same in event and reference stepping.
+# engine in [sm.umma] and run, the same in event and reference stepping, and the Gantt chart
+# draws their spans as the table declares them.
 #
 # cmake -DSIMFA_BINARY_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
 #       -DSIMFA=<simfa> -P external_engine_test.cmake
@@ -25,6 +26,21 @@ foreach(stepping event reference)
                         "sm[0].issued.umma ${issued}, [sm.umma] ${plugin}")
   endif()
 endforeach()
+# The Gantt chart takes the plugin's spans from the instruction table: UMMA's issue and waits get
+# legend entries and colours of their own, none is drawn as gray "other".
+run(${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml --workload ${EXAMPLE_DIR}/umma.trace -q
+    --gantt ${WORK_DIR}/umma.svg)
+file(READ ${WORK_DIR}/umma.svg svg)
+foreach(want ">UMMA issue</text>" "data-kind=\"umma\"")
+  string(FIND "${svg}" "${want}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the Gantt chart of umma.trace lacks '${want}'")
+  endif()
+endforeach()
+string(FIND "${svg}" "other spans" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "the Gantt chart of umma.trace draws spans as gray 'other'")
+endif()
 if(NOT cycles_event EQUAL cycles_reference)
   message(FATAL_ERROR "event stepping ran ${cycles_event} cycles, reference ${cycles_reference}")
 endif()

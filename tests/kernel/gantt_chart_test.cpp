@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +68,7 @@ TEST(GanttChart, ClipsToTheCycleRange) {
   ASSERT_EQ(chart.bars().size(), 3u);  // exit lies outside
   EXPECT_EQ(chart.bars()[0].begin, 50u);
   const GanttChart::Bar& flight = chart.bars()[2];
-  EXPECT_EQ(flight.row, GanttChart::kWgmmaFlight);
+  EXPECT_EQ(flight.row, 2);  // the table's second flight span (TMA_LOAD's is the first)
   EXPECT_EQ(flight.begin, 100u);
   EXPECT_EQ(flight.end, 200u);
   // The CTA runs 0..401: neither its start nor its end is in the range, so no line is drawn.
@@ -130,6 +132,78 @@ TEST(GanttChart, MergingLosesNoSpan) {
     // Per lane and row at most a bar per pixel, plus the bars wider than one.
     EXPECT_LT(chart.bars().size(), 3u * 3u * 1700u) << end;
   }
+}
+
+TEST(GanttChart, HopperSpanKindsComeFromTheInstructionTable) {
+  // The colours docs/gantt-fa3.png shows, as simfa/instruction_set.h declares them, in the
+  // table's order (per instruction: span, flight, wait span).
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"tma_issue", "#1f77b4"},        {"tma_flight", "#9ecae1"}, {"wait:stage", "#e7ba52"},
+      {"wait:mb", "#bdbdbd"},          {"wgmma", "#d62728"},      {"wgmma_flight", "#fc9272"},
+      {"wait:tensor_core", "#c49c94"}, {"wait:wgmma", "#f7b6d2"}, {"wait:barrier", "#9467bd"},
+      {"bubble", "#2ca02c"},           {"exit", "#000000"}};
+  const auto kinds = GanttChart::span_kinds(InstructionSet::hopper());
+  ASSERT_EQ(kinds.size(), expected.size());
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    EXPECT_EQ(kinds[i].name, expected[i].first) << i;
+    EXPECT_EQ(kinds[i].color, expected[i].second) << kinds[i].name;
+  }
+  auto kind = [&](const std::string& name) {
+    return *std::find_if(kinds.begin(), kinds.end(),
+                         [&](const GanttChart::SpanKind& k) { return k.name == name; });
+  };
+  EXPECT_TRUE(kind("tma_issue").instant && kind("tma_issue").tma);
+  EXPECT_TRUE(kind("wgmma").instant && kind("wgmma").compute);
+  EXPECT_TRUE(kind("exit").instant && !kind("exit").compute);
+  EXPECT_FALSE(kind("bubble").instant);  // it lasts the BUBBLE's cycles
+  EXPECT_EQ(kind("tma_flight").row, 1);
+  EXPECT_EQ(kind("wgmma_flight").row, 2);
+  EXPECT_EQ(kind("wait:mb").row, GanttChart::kThread);
+  EXPECT_EQ(kind("wait:mb").label, "wait: stage data (MB_WAIT)");
+}
+
+TEST(GanttChart, APluginsInstructionGetsItsOwnLegendEntryAndColour) {
+  // An instruction a plugin adds (as examples/external_engine does) names its spans and nothing
+  // more: the chart draws them in colours of their own, labelled from the instruction.
+  static constexpr InstructionSpec kUmma{
+      .name = "UMMA", .engine = "umma", .span = "umma", .wait_span = "wait:umma_full"};
+  static constexpr InstructionSpec kUmmaWait{
+      .name = "UMMA_WAIT", .engine = "umma", .wait_span = {"wait:umma", "#123456"}};
+  InstructionSet set;
+  set.add(kUmma);
+  set.add(kUmmaWait);
+  const auto kinds = GanttChart::span_kinds(set);
+  ASSERT_EQ(kinds.size(), 14u);  // Hopper's 11, then the plugin's
+  std::set<std::string> colors;
+  for (const auto& k : kinds) colors.insert(k.color);
+  EXPECT_EQ(colors.size(), kinds.size()) << "every kind has a colour of its own";
+  EXPECT_EQ(colors.count("#7f7f7f"), 0u) << "gray is for spans the table does not declare";
+  EXPECT_EQ(kinds[11].name, "umma");
+  EXPECT_EQ(kinds[11].label, "UMMA issue");
+  EXPECT_TRUE(kinds[11].instant && kinds[11].compute);
+  EXPECT_EQ(kinds[12].label, "wait: UMMA");
+  EXPECT_EQ(kinds[13].color, "#123456");  // declared
+  EXPECT_EQ(kinds[13].label, "wait: UMMA_WAIT");
+  // Derived colours depend on the names alone: the same table gives the same colours.
+  EXPECT_EQ(GanttChart::span_kinds(set)[11].color, kinds[11].color);
+
+  // A WarpGroup issuing UMMAs and waiting on them: its own legend entries, no gray "other".
+  const std::vector<TimelineSpan> spans = {{0, 0, 0, "umma", 0, 1},
+                                           {0, 0, 0, "wait:umma_full", 1, 40},
+                                           {0, 0, 0, "umma", 40, 41},
+                                           {0, 0, 0, "exit", 99, 100}};
+  GanttOptions o = range(0, 100);
+  o.instructions = &set;
+  const GanttChart chart(spans, o);
+  const std::string svg = chart.svg();
+  EXPECT_NE(svg.find(">UMMA issue</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">wait: UMMA</text>"), std::string::npos);
+  EXPECT_NE(svg.find("data-kind=\"umma\""), std::string::npos);
+  EXPECT_NE(svg.find("fill=\"" + kinds[11].color + "\"><title>umma"), std::string::npos);
+  EXPECT_EQ(svg.find("other spans"), std::string::npos);
+  EXPECT_EQ(chart.lanes()[0].role, "consumer");  // it issues another engine's instruction
+  // Without the plugin's table the same spans are "other", drawn gray.
+  EXPECT_NE(GanttChart(spans, range(0, 100)).svg().find("gray: other spans"), std::string::npos);
 }
 
 }  // namespace

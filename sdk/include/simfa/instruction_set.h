@@ -1,7 +1,8 @@
 // The instruction table (DESIGN.md §4). Each instruction is declared once, as an
 // InstructionSpec: its name, its operands (what kind each is, where the 16-byte Instruction keeps
-// it, the values it accepts), its text, its timeline names and the kind of engine that executes
-// it. The trace parser, the program checker and printer, the timeline and the SM read the table;
+// it, the values it accepts), its text, its timeline spans with their Gantt colours and the kind of
+// engine that executes it. The trace parser, the program checker and printer, the timeline, the
+// Gantt chart and the SM read the table;
 // a plugin adds its own instructions to it (docs/plugin-authors.md, "Instructions").
 #pragma once
 
@@ -59,14 +60,38 @@ struct OperandSpec {
   const char* label = nullptr;  ///< in the text form: "gid 3" rather than "3"
 };
 
+/// A timeline span an instruction declares, and how the Gantt chart (`simfa run --gantt`,
+/// docs/pictures.md) draws it. A plain name (`.span = "umma"`) is enough: the chart then gives
+/// the span a colour derived from its name (one no other span of the run's table has, while its
+/// palette lasts) and a legend label from the instruction ("UMMA issue", "wait: UMMA", "UMMA in
+/// flight"). The chart reads its span kinds from the table alone, so a plugin's instruction gets
+/// its own legend entry.
+struct SpanSpec {
+  constexpr SpanSpec() = default;
+  // Not explicit: `.span = "umma"` names a span and leaves the rest to the chart.
+  constexpr SpanSpec(const char* name_, const char* color_ = nullptr,  // NOLINT
+                     const char* label_ = nullptr, bool lasts_ = false)
+      : name(name_), color(color_), label(label_), lasts(lasts_) {}
+
+  const char* name = nullptr;   ///< as the timeline names it: "wgmma", "wait:mb"; null: none
+  const char* color = nullptr;  ///< SVG colour, "#d62728"; null: derived from the name
+  const char* label = nullptr;  ///< the legend's text; null: derived from the instruction
+  /// InstructionSpec::span only: the span covers the instruction's work (a BUBBLE's cycles) and
+  /// is drawn as such, not as the one issue cycle the chart draws over the WarpGroup's waits.
+  bool lasts = false;
+};
+
 struct InstructionSpec {
   const char* name = "";  ///< as a trace writes it: upper case, "TMA_LOAD"
   /// The kind of component that executes it: "sm" (the SM's own protocol state: stages,
   /// barriers, groups, BUBBLEs), "tma", "wgmma", or the kind of a plugin's engine.
   const char* engine = "sm";
   std::span<const OperandSpec> operands = {};
-  const char* span = nullptr;       ///< the timeline span its issue draws, or null
-  const char* wait_span = nullptr;  ///< the span of a WarpGroup blocked on it, or null
+  SpanSpec span = {};       ///< the timeline span its issue draws, or none
+  SpanSpec wait_span = {};  ///< the span of a WarpGroup blocked on it, or none
+  /// The span of its work in flight on an engine after the issue (TMA bytes until they land,
+  /// WGMMAs until they complete), drawn in a row of its own below the WarpGroup's, or none.
+  SpanSpec flight = {};
   /// What the checker verifies beyond the operands (null: nothing): the problem, or "".
   std::string (*check)(const Instruction& in, const CtaProgram& program) = nullptr;
   /// Text appended to the operands' in reports (null: none), e.g. a compute BUBBLE's work.
@@ -158,24 +183,39 @@ constexpr OperandSpec kWgmmaWait[] = {{.name = "N", .what = "the WGMMA_WAIT grou
 constexpr OperandSpec kBarrierOnly[] = {kBarrier};
 constexpr OperandSpec kBubble[] = {{.name = "cycles", .what = "BUBBLE cycles"}};
 
+// Hopper's spans, each declared once with its Gantt colour (docs/pictures.md). A span several
+// instructions share is one legend entry: the chart takes its first declaration.
+constexpr SpanSpec kTmaIssue{"tma_issue", "#1f77b4", "TMA issue"};
+constexpr SpanSpec kTmaFlight{"tma_flight", "#9ecae1",
+                              "TMA in flight (until the stage's bytes landed)"};
+
 // In Opcode order.
 constexpr InstructionSpec kHopper[] = {
-    {.name = "TMA_LOAD", .engine = "tma", .operands = kTmaLoad, .span = "tma_issue"},
-    {.name = "TMA_BULK", .engine = "tma", .operands = kTmaBulk, .span = "tma_issue",
-     .check = bulk_check},
-    {.name = "TMA_STORE", .engine = "tma", .operands = kTmaStore, .span = "tma_issue"},
-    {.name = "ACQUIRE_STAGE", .operands = kStageOnly, .wait_span = "wait:stage"},
+    {.name = "TMA_LOAD", .engine = "tma", .operands = kTmaLoad, .span = kTmaIssue,
+     .flight = kTmaFlight},
+    {.name = "TMA_BULK", .engine = "tma", .operands = kTmaBulk, .span = kTmaIssue,
+     .flight = kTmaFlight, .check = bulk_check},
+    {.name = "TMA_STORE", .engine = "tma", .operands = kTmaStore, .span = kTmaIssue},
+    {.name = "ACQUIRE_STAGE", .operands = kStageOnly,
+     .wait_span = {"wait:stage", "#e7ba52", "wait: stage release (ACQUIRE_STAGE)"}},
     {.name = "RELEASE_STAGE", .operands = kStageOnly},
-    {.name = "MB_WAIT", .operands = kStageOnly, .wait_span = "wait:mb"},
-    {.name = "WGMMA", .engine = "wgmma", .operands = kWgmma, .span = "wgmma",
-     .wait_span = "wait:tensor_core", .check = wgmma_check},
+    {.name = "MB_WAIT", .operands = kStageOnly,
+     .wait_span = {"wait:mb", "#bdbdbd", "wait: stage data (MB_WAIT)"}},
+    {.name = "WGMMA", .engine = "wgmma", .operands = kWgmma,
+     .span = {"wgmma", "#d62728", "WGMMA issue"},
+     .wait_span = {"wait:tensor_core", "#c49c94", "wait: tensor core buffer full"},
+     .flight = {"wgmma_flight", "#fc9272", "WGMMA in flight (issued, not complete)"},
+     .check = wgmma_check},
     {.name = "WGMMA_COMMIT", .operands = kWgmmaCommit},
-    {.name = "WGMMA_WAIT", .operands = kWgmmaWait, .wait_span = "wait:wgmma"},
+    {.name = "WGMMA_WAIT", .operands = kWgmmaWait,
+     .wait_span = {"wait:wgmma", "#f7b6d2", "wait: WGMMA groups (WGMMA_WAIT)"}},
     {.name = "BAR_ARRIVE", .operands = kBarrierOnly},
-    {.name = "BAR_WAIT", .operands = kBarrierOnly, .wait_span = "wait:barrier"},
-    {.name = "BUBBLE", .operands = kBubble, .span = "bubble", .check = bubble_check,
-     .text = bubble_text},
-    {.name = "EXIT", .span = "exit"},
+    {.name = "BAR_WAIT", .operands = kBarrierOnly,
+     .wait_span = {"wait:barrier", "#9467bd", "wait: named barrier (BAR_WAIT, ping-pong)"}},
+    {.name = "BUBBLE", .operands = kBubble,
+     .span = {"bubble", "#2ca02c", "bubble (softmax, non-MMA work)", /*lasts=*/true},
+     .check = bubble_check, .text = bubble_text},
+    {.name = "EXIT", .span = {"exit", "#000000", "exit"}},
 };
 static_assert(std::size(kHopper) == kOpcodeCount, "one spec per Opcode, in Opcode order");
 

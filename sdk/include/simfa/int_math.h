@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 namespace simfa {
@@ -25,6 +26,14 @@ constexpr std::uint64_t xor_fold(std::uint64_t x, int shift) {
   std::uint64_t folded = 0;
   for (; x != 0; x >>= shift) folded ^= x;
   return folded;
+}
+
+/// FNV-1a over the bytes of `s`, from `basis` (the offset basis by default): a stable hash of a
+/// name, the same on every platform and standard library (component seeds, derived colours).
+constexpr std::uint64_t fnv1a(std::string_view s, std::uint64_t basis = 1469598103934665603ull) {
+  std::uint64_t h = basis;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
 }
 
 /// Products of times and frequencies, and multiply-high division, overflow 64 bits; GCC's and

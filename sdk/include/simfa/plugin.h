@@ -30,7 +30,9 @@ namespace simfa {
 ///     BuildContext::slots; SmWiring keeps the kernel's services alone.
 /// 12: engines for plugins' instructions: Schema::engine_slots, SlotResolver::find and the kind
 ///     InstructionEngine (EngineOp, EngineClient), through which sm.warpgroup runs them.
-inline constexpr std::uint32_t kSdkAbiVersion = 12;
+/// 13: InstructionSpec's spans are SpanSpecs (name, Gantt colour and label) and it declares its
+///     flight span: the Gantt chart takes its span kinds from the table (item 2 of issue 14).
+inline constexpr std::uint32_t kSdkAbiVersion = 13;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
