@@ -15,41 +15,45 @@ bool all_exist(const StatsRegistryImpl& stats, const std::vector<std::string>& p
 
 }  // namespace
 
-CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<int>& sms,
-                             int sm_count, double clock_mhz, Cycle window)
-    : stats_(stats), window_(std::max<Cycle>(window, 1)) {
+CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
+                             const std::vector<int>& traced, double clock_mhz, Cycle window)
+    : stats_(stats),
+      sms_(sms),
+      meters_(sms.size()),
+      meters_read_(sms.size()),
+      window_(std::max<Cycle>(window, 1)) {
   // Bytes per SM cycle to GB/s: clock_mhz * 1e6 cycles per second, 1e9 bytes per GB.
   const double gb_per_s = clock_mhz / 1e3;
   auto add = [&](Track t) {
     if (all_exist(stats_, t.a) && all_exist(stats_, t.b)) tracks_.push_back(std::move(t));
   };
-  for (int sm : sms) {
-    const std::string p = fmt::format("sm[{}].", sm);
-    add({fmt::format("SM {} tensor core busy", sm),
-         "%",
-         sm,
-         Kind::kBusy,
-         {p + "tensor_core.busy_cycles"},
-         {},
-         100.0,
-         {},
-         {}});
-    add({fmt::format("SM {} TMA bytes in flight", sm),
-         "bytes",
-         sm,
-         Kind::kLevel,
-         {p + "tma.bytes"},
-         {p + "tma_completed_bytes"},
-         1.0,
-         {},
-         {}});
+  // The SMs' meters: a pipeline's busy share and each level per traced SM, each level over
+  // every SM.
+  std::vector<SmMeter> meters;
+  auto meter_track = [&](const SmMeter& m, int sm) {
+    const std::string where = sm >= 0 ? fmt::format("SM {} ", sm) : "";
+    Track t;
+    if (m.kind == SmMeter::Kind::kPipelineBusy) {
+      t = {where + m.name + " busy", "%", sm, Kind::kBusy, {}, {}, 100.0, m.name, {}, {}};
+    } else {
+      t = {where + m.name, m.unit, sm, Kind::kLevel, {}, {}, 1.0, m.name, {}, {}};
+      if (sm < 0) t.name += " (all SMs)";
+    }
+    tracks_.push_back(std::move(t));
+  };
+  for (int sm : traced) {
+    if (sm < 0 || static_cast<std::size_t>(sm) >= sms_.size()) continue;
+    meters.clear();
+    sms_[static_cast<std::size_t>(sm)]->meters(meters);
+    for (const SmMeter& m : meters)
+      if (m.kind != SmMeter::Kind::kBusy) meter_track(m, sm);
   }
-  Track in_flight{"TMA bytes in flight (all SMs)", "bytes", -1, Kind::kLevel, {}, {}, 1.0, {}, {}};
-  for (int sm = 0; sm < sm_count; ++sm) {
-    in_flight.a.push_back(fmt::format("sm[{}].tma.bytes", sm));
-    in_flight.b.push_back(fmt::format("sm[{}].tma_completed_bytes", sm));
+  if (!sms_.empty()) {
+    meters.clear();
+    sms_.front()->meters(meters);
+    for (const SmMeter& m : meters)
+      if (m.kind == SmMeter::Kind::kLevel) meter_track(m, -1);
   }
-  add(std::move(in_flight));
   add({"L2 hit rate",
        "%",
        -1,
@@ -57,6 +61,7 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<i
        {"memory.l2.hits"},
        {"memory.l2.misses"},
        100.0,
+       {},
        {},
        {}});
   add({"L2 bandwidth",
@@ -67,6 +72,7 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<i
        {},
        gb_per_s,
        {},
+       {},
        {}});
   add({"DRAM bandwidth",
        "GB/s",
@@ -75,6 +81,7 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<i
        {"memory.dram_read_bytes", "memory.dram_write_bytes"},
        {},
        gb_per_s,
+       {},
        {},
        {}});
 }
@@ -85,10 +92,37 @@ double CounterTracks::sum(const std::vector<std::string>& paths) const {
   return total;
 }
 
+std::pair<double, double> CounterTracks::meter(const std::string& name, int sm) {
+  double value = 0, less = 0;
+  const std::size_t first = sm < 0 ? 0 : static_cast<std::size_t>(sm);
+  const std::size_t last = sm < 0 ? sms_.size() : first + 1;
+  for (std::size_t i = first; i < last; ++i) {
+    if (!meters_read_[i]) {  // once per SM and sample
+      meters_[i].clear();
+      sms_[i]->meters(meters_[i]);
+      meters_read_[i] = true;
+    }
+    for (const SmMeter& m : meters_[i])
+      if (name == m.name) {
+        value += static_cast<double>(m.value);
+        less += static_cast<double>(m.less);
+        break;
+      }
+  }
+  return {value, less};
+}
+
 void CounterTracks::record() {
+  std::fill(meters_read_.begin(), meters_read_.end(), false);
   for (Track& t : tracks_) {
-    t.a_values.push_back(sum(t.a));
-    t.b_values.push_back(sum(t.b));
+    if (t.meter.empty()) {
+      t.a_values.push_back(sum(t.a));
+      t.b_values.push_back(sum(t.b));
+    } else {
+      const auto [value, less] = meter(t.meter, t.sm);
+      t.a_values.push_back(value);
+      t.b_values.push_back(less);
+    }
   }
 }
 

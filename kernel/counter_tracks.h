@@ -1,7 +1,8 @@
-// Counter tracks: statistics sampled every `window` SM cycles while a run goes, so the timeline
-// shows tensor-core utilization, TMA bytes in flight, L2 hit rate and bandwidth and DRAM
-// bandwidth over time beside the WarpGroups' spans (docs/pictures.md). Sampling only reads
-// counters; it schedules no event and changes nothing the simulation does.
+// Counter tracks: the SMs' meters (SmCore::meters) and the memory system's statistics sampled
+// every `window` SM cycles while a run goes, so the timeline shows tensor-core utilization, TMA
+// bytes in flight, L2 hit rate and bandwidth and DRAM bandwidth over time beside the WarpGroups'
+// spans (docs/pictures.md). Sampling only reads; it schedules no event and changes nothing the
+// simulation does.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "kernel/stats_registry.h"
+#include "simfa/core.h"
 #include "simfa/types.h"
 
 namespace simfa::kernel {
@@ -28,6 +30,9 @@ class CounterTracks {
     Kind kind = Kind::kRate;
     std::vector<std::string> a, b;  ///< statistics summed into a and b
     double scale = 1;
+    /// Or an SM meter (SmMeter::name): its value into a, its `less` into b, summed over `sm`
+    /// or, for -1, every SM.
+    std::string meter;
     std::vector<double> a_values, b_values;  ///< cumulative sums at each sample
   };
   /// One step of a track: `value` holds from `begin` to the next point's begin.
@@ -36,9 +41,10 @@ class CounterTracks {
     double value;
   };
 
-  /// The tracks whose statistics exist in `stats`: per SM of `sms` and for the whole GPU.
-  CounterTracks(const StatsRegistryImpl& stats, const std::vector<int>& sms, int sm_count,
-                double clock_mhz, Cycle window);
+  /// The tracks of the SMs' meters (per SM of `traced`, and over all `sms` for the levels) and
+  /// of the memory statistics that exist in `stats`.
+  CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
+                const std::vector<int>& traced, double clock_mhz, Cycle window);
 
   /// The first sample boundary not yet recorded.
   Cycle next_sample() const { return next_; }
@@ -56,8 +62,13 @@ class CounterTracks {
  private:
   void record();
   double sum(const std::vector<std::string>& paths) const;
+  /// The meter `name` of SM `sm` (-1: summed over every SM) as it stands: value and less.
+  std::pair<double, double> meter(const std::string& name, int sm);
 
   const StatsRegistryImpl& stats_;
+  std::vector<SmCore*> sms_;
+  std::vector<std::vector<SmMeter>> meters_;  ///< per SM, read at each sample
+  std::vector<bool> meters_read_;             ///< per SM, in the current sample
   Cycle window_;
   Cycle next_ = 0;
   std::vector<Cycle> boundaries_;  ///< the cycle of each sample

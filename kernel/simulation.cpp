@@ -72,7 +72,7 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
                                                         traced ? &timeline_ : nullptr, *memory_});
   }
   if (options_.counter_window > 0)
-    counters_ = std::make_unique<CounterTracks>(stats_, options_.timeline_sms, sm_count,
+    counters_ = std::make_unique<CounterTracks>(stats_, sms_, options_.timeline_sms,
                                                 manifest_.gpu.clock_mhz, options_.counter_window);
 }
 
@@ -366,11 +366,20 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
 std::string Simulation::summary(const RunResult& r) const {
   const double sms = static_cast<double>(manifest_.gpu.sm_count);
   const double cycles = static_cast<double>(r.cycles);
-  auto utilization = [&](const char* tail) {
-    bool found = false;
-    double busy = static_cast<double>(stats_.sum_indexed("sm", tail, &found));
-    return found ? fmt::format("{:.1f}%", 100.0 * busy / (cycles * sms)) : std::string("n/a");
-  };
+  // Engine utilization as the SMs report it (SmCore::meters), summed over the SMs by name.
+  std::vector<std::pair<std::string, std::uint64_t>> busy;
+  std::vector<SmMeter> meters;
+  for (const SmCore* sm : sms_) {
+    meters.clear();
+    sm->meters(meters);
+    for (const SmMeter& m : meters) {
+      if (m.kind == SmMeter::Kind::kLevel) continue;
+      auto it =
+          std::find_if(busy.begin(), busy.end(), [&](const auto& b) { return b.first == m.name; });
+      if (it == busy.end()) it = busy.insert(busy.end(), {m.name, 0});
+      it->second += m.value;
+    }
+  }
   auto value = [&](const char* path) { return static_cast<std::uint64_t>(stats_.value(path)); };
   const double time_us = cycles / manifest_.gpu.clock_mhz;
   std::string s;
@@ -380,8 +389,9 @@ std::string Simulation::summary(const RunResult& r) const {
     s += fmt::format("as events time it {:.3f} us (the span + {:.3f} us of launch overhead)\n",
                      time_us + manifest_.launch_overhead_ns / 1e3,
                      manifest_.launch_overhead_ns / 1e3);
-  s += fmt::format("tensor core busy  {}\n", utilization("tensor_core.busy_cycles"));
-  s += fmt::format("TMA busy          {}\n", utilization("tma.busy_cycles"));
+  for (const auto& [name, cycles_busy] : busy)
+    s += fmt::format("{:<18}{:.1f}%\n", name + " busy",
+                     100.0 * static_cast<double>(cycles_busy) / (cycles * sms));
   auto stalls = stats_.sum_indexed_by_tail("sm", "stall.");
   if (!stalls.empty()) {
     s += "stall cycles      ";

@@ -25,7 +25,7 @@ class StatsRegistryImpl final : public StatsRegistry {
   /// The counter at `path`, or null.
   const Counter* find_counter(std::string_view path) const;
   /// Sum of every counter named "<head>[i].<tail>" for any i (e.g. head "sm",
-  /// tail "tensor_core.busy_cycles"); `found` is set when at least one exists.
+  /// tail "issued_instructions"); `found` is set when at least one exists.
   std::uint64_t sum_indexed(std::string_view head, std::string_view tail, bool* found = nullptr) const;
   /// For every tail starting with `tail_prefix`, the sum over i of "<head>[i].<tail>".
   std::map<std::string, std::uint64_t> sum_indexed_by_tail(std::string_view head,

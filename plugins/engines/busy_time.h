@@ -13,6 +13,8 @@ class BusyTime {
  public:
   explicit BusyTime(Counter& cycles) : cycles_(&cycles) {}
 
+  /// The busy cycles counted so far (the counter's value).
+  std::uint64_t cycles() const { return cycles_->value(); }
   void begin(Cycle now) {
     if (active_++ == 0) since_ = now;
   }

@@ -20,6 +20,8 @@ class TmaFixed final : public TmaEngine, private EventTarget {
 
   void connect(MemoryPort& memory, TmaClient& client) override;
   void issue(Cycle now, const TmaOp& op) override;
+  std::uint64_t busy_cycles() const override { return busy_.cycles(); }
+  std::uint64_t issued_bytes() const override { return bytes_.value(); }
   void finish(Cycle end) override;
 
  private:

@@ -40,6 +40,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
 
   void connect(MemoryPort& memory, TmaClient& client) override;
   void issue(Cycle now, const TmaOp& op) override;
+  std::uint64_t busy_cycles() const override { return busy_.cycles(); }
+  std::uint64_t issued_bytes() const override { return bytes_.value(); }
   void on_response(Cycle now, const MemRequest& request) override;
   void finish(Cycle end) override;
 

@@ -80,6 +80,7 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   void issue(Cycle now, const WgmmaOp& op) override;
   void fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle until) override;
   Cycle busy_until(Cycle now) const override;
+  std::uint64_t busy_cycles() const override { return busy_cycles_.value(); }
   void finish(Cycle end) override;
 
  private:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <optional>
 
 #include "simfa/error.h"
 
@@ -855,6 +856,16 @@ void WarpGroupSm::report_blocked(std::vector<BlockedThread>& out) const {
                    instruction_text(w.code[w.wait_pc], program, *instructions_, tensor_maps_),
                    waiting_for(w)});
   }
+}
+
+void WarpGroupSm::meters(std::vector<SmMeter>& out) const {
+  out.push_back({"tensor core", SmMeter::Kind::kPipelineBusy, tensor_core_->busy_cycles()});
+  out.push_back({"TMA", SmMeter::Kind::kBusy, tma_->busy_cycles()});
+  out.push_back({"TMA bytes in flight", SmMeter::Kind::kLevel, tma_->issued_bytes(),
+                 tma_completed_bytes_.value(), "bytes"});
+  for (std::size_t i = 0; i < engines_.size(); ++i)
+    if (const std::optional<std::uint64_t> busy = engines_[i]->busy_cycles())
+      out.push_back({engine_kinds_[i].c_str(), SmMeter::Kind::kBusy, *busy});
 }
 
 const char* WarpGroupSm::stage_flight_span() const {

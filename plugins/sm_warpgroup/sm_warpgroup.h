@@ -37,6 +37,9 @@ class WarpGroupSm final : public SmCore,
   void step(Cycle now) override;
   std::size_t resident_ctas() const override { return resident_ctas_; }
   void report_blocked(std::vector<BlockedThread>& out) const override;
+  /// The tensor core's busy cycles (a pipeline track), the TMA engine's, its bytes in flight,
+  /// then each plugin engine's busy cycles where it keeps them (named after its kind).
+  void meters(std::vector<SmMeter>& out) const override;
   void finish(Cycle end) override;
 
  private:

@@ -69,7 +69,34 @@ TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sdk ABI 13"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 14"), std::string::npos) << o.out;
+}
+
+TEST(Cli, SummaryShowsTheEnginesBusyShareAsTheSmsReportIt) {
+  // The summary's busy lines come from the SMs' meters (SmCore::meters), which sm.warpgroup
+  // fills from its engines' busy cycles: over the run's cycles on every SM, they are the stats
+  // file's busy cycles summed over the SMs.
+  const fs::path stats = temp_file("summary_busy.json");
+  Outcome o = simfa("run " + source("configs/h800.toml") + " --workload " +
+                    source("examples/traces/gemm_grid.trace") + " --stats " + stats.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const json::object s = read_json(stats);
+  const double cycles = s.at("kernel").at("cycles").to_number<double>();
+  const int sms = s.at("manifest").at("gpu").at("sm_count").to_number<int>();
+  for (const auto& [line, engine] :
+       {std::pair{"tensor core busy  ", "tensor_core"}, std::pair{"TMA busy          ", "tma"}}) {
+    std::uint64_t busy = 0;
+    for (int i = 0; i < sms; ++i)
+      busy += s.at("sm[" + std::to_string(i) + "]")
+                  .at(engine)
+                  .at("busy_cycles")
+                  .to_number<std::uint64_t>();
+    std::array<char, 32> share{};
+    std::snprintf(share.data(), share.size(), "%.1f%%\n",
+                  100.0 * static_cast<double>(busy) / (cycles * sms));
+    const std::string want = line + std::string(share.data());
+    EXPECT_NE(o.out.find(want), std::string::npos) << want << o.out;
+  }
 }
 
 TEST(Cli, PluginsListsTheBuiltInComponents) {

@@ -1,5 +1,5 @@
-// Counter tracks against a registry whose counters the test moves by hand, with a 10-cycle
-// window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
+// Counter tracks against SMs whose meters and a registry whose counters the test moves by hand,
+// with a 10-cycle window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
 #include "kernel/counter_tracks.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,24 @@
 
 namespace simfa::kernel {
 namespace {
+
+/// An SM that runs nothing and reports the meters the test sets, as sm.warpgroup names them.
+class MeteredSm final : public SmCore {
+ public:
+  void connect(const SmWiring&) override {}
+  bool can_accept(const CtaProgram&) const override { return false; }
+  bool fits_empty(const CtaProgram&, std::string&) const override { return false; }
+  void accept(Cycle, std::unique_ptr<CtaProgram>) override {}
+  void step(Cycle) override {}
+  std::size_t resident_ctas() const override { return 0; }
+  void report_blocked(std::vector<BlockedThread>&) const override {}
+  void meters(std::vector<SmMeter>& out) const override {
+    out.push_back({"tensor core", SmMeter::Kind::kPipelineBusy, busy});
+    out.push_back({"TMA", SmMeter::Kind::kBusy, 0});  // a summary line, no track
+    out.push_back({"TMA bytes in flight", SmMeter::Kind::kLevel, tma_bytes, landed, "bytes"});
+  }
+  std::uint64_t busy = 0, tma_bytes = 0, landed = 0;
+};
 
 const CounterTracks::Track& track(const CounterTracks& t, const std::string& name) {
   for (const CounterTracks::Track& x : t.tracks())
@@ -24,9 +42,7 @@ std::vector<double> values(const CounterTracks& t, const std::string& name) {
 
 TEST(CounterTracks, WindowsSumToTheTotals) {
   StatsRegistryImpl stats;
-  Counter& busy = stats.counter("sm[0].tensor_core.busy_cycles", "cycles", "");
-  Counter& tma_bytes = stats.counter("sm[0].tma.bytes", "bytes", "");
-  Counter& landed = stats.counter("sm[0].tma_completed_bytes", "bytes", "");
+  MeteredSm sm;
   Counter& hits = stats.counter("memory.l2.hits", "requests", "");
   Counter& misses = stats.counter("memory.l2.misses", "requests", "");
   Counter& llc_read = stats.counter("memory.llc_read_bytes", "bytes", "");
@@ -34,13 +50,13 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
   Counter& dram_read = stats.counter("memory.dram_read_bytes", "bytes", "");
   stats.counter("memory.dram_write_bytes", "bytes", "");
 
-  CounterTracks t(stats, {0}, 1, 1000.0, 10);
+  CounterTracks t(stats, {&sm}, {0}, 1000.0, 10);
   // Six tracks: SM 0's two and four GPU-wide (the all-SM TMA one among them).
   EXPECT_EQ(t.tracks().size(), 6u);
   t.sample_until(0);
   // Cycle 0: a WGMMA of 25 cycles issues (counted at once), a TMA op of 8192 bytes leaves.
-  busy.add(25);
-  tma_bytes.add(8192);
+  sm.busy += 25;
+  sm.tma_bytes += 8192;
   t.sample_until(14);  // boundary 10
   // Cycle 14: 3 L2 hits and a miss, 640 bytes read from the L2 and 100 from DRAM.
   hits.add(3);
@@ -48,13 +64,14 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
   llc_read.add(640);
   dram_read.add(100);
   t.sample_until(27);  // boundary 20
-  landed.add(8192);    // cycle 27: the op lands
+  sm.landed += 8192;   // cycle 27: the op lands
   t.finish(30);
 
   // The tensor core runs the 25 cycles in order: a full window, a full one, half of the last.
   EXPECT_EQ(values(t, "SM 0 tensor core busy"), (std::vector<double>{100, 100, 50, 0}));
   // Bytes in flight at each window's start and at the end.
   EXPECT_EQ(values(t, "SM 0 TMA bytes in flight"), (std::vector<double>{0, 8192, 8192, 0}));
+  EXPECT_EQ(values(t, "TMA bytes in flight (all SMs)"), (std::vector<double>{0, 8192, 8192, 0}));
   EXPECT_EQ(values(t, "L2 hit rate"), (std::vector<double>{0, 75, 0, 0}));
   EXPECT_EQ(values(t, "L2 bandwidth"), (std::vector<double>{0, 64, 0, 0}));    // 640 B / 10
   EXPECT_EQ(values(t, "DRAM bandwidth"), (std::vector<double>{0, 10, 0, 0}));  // 100 B / 10
@@ -64,13 +81,18 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
 
 TEST(CounterTracks, AShortLastWindowAndMissingStatistics) {
   StatsRegistryImpl stats;
-  Counter& busy = stats.counter("sm[3].tensor_core.busy_cycles", "cycles", "");
-  CounterTracks t(stats, {3}, 4, 1000.0, 100);
-  ASSERT_EQ(t.tracks().size(), 1u);  // only the statistics that exist become tracks
+  std::vector<MeteredSm> sms(4);
+  CounterTracks t(stats, {&sms[0], &sms[1], &sms[2], &sms[3]}, {3}, 1000.0, 100);
+  // SM 3's two and the TMA level over the four SMs; no memory statistic exists, so no L2 or
+  // DRAM track.
+  ASSERT_EQ(t.tracks().size(), 3u);
   t.sample_until(0);
-  busy.add(30);
-  t.finish(120);  // windows [0, 100) and [100, 120)
+  sms[3].busy += 30;
+  sms[1].tma_bytes += 100;  // in flight on SM 1 alone: only the all-SM track sees it
+  t.finish(120);            // windows [0, 100) and [100, 120)
   EXPECT_EQ(values(t, "SM 3 tensor core busy"), (std::vector<double>{30, 0, 0}));
+  EXPECT_EQ(values(t, "SM 3 TMA bytes in flight"), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(values(t, "TMA bytes in flight (all SMs)"), (std::vector<double>{0, 100, 100}));
   const std::vector<CounterTracks::Point> points = t.series(t.tracks()[0]);
   EXPECT_EQ(points[1].begin, 100u);
   EXPECT_EQ(points[2].begin, 120u);

@@ -26,6 +26,14 @@ foreach(stepping event reference)
                         "sm[0].issued.umma ${issued}, [sm.umma] ${plugin}")
   endif()
 endforeach()
+# The summary shows the plugin engine's busy share, which it reports through
+# InstructionEngine::busy_cycles and the SM's meters (the kernel knows no name of its statistics).
+execute_process(COMMAND ${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml
+                        --workload ${EXAMPLE_DIR}/umma.trace
+                OUTPUT_VARIABLE summary RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT summary MATCHES "\numma busy +[0-9.]+%\n")
+  message(FATAL_ERROR "the summary shows no 'umma busy' line (exit ${rc}):\n${summary}")
+endif()
 # The Gantt chart takes the plugin's spans from the instruction table: UMMA's issue and waits get
 # legend entries and colours of their own, none is drawn as gray "other".
 run(${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml --workload ${EXAMPLE_DIR}/umma.trace -q

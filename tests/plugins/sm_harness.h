@@ -160,6 +160,12 @@ class FixedLatencyTma final : public TmaEngine, private EventTarget {
     issued.push_back({now, op});
     events_.schedule(now + latency_, *this, issued.size() - 1, Priority::kMemory);
   }
+  std::uint64_t busy_cycles() const override { return 0; }  // not a model: counts nothing
+  std::uint64_t issued_bytes() const override {
+    std::uint64_t bytes = 0;
+    for (const Issued& i : issued) bytes += i.op.bytes;
+    return bytes;
+  }
   std::vector<Issued> issued;
 
  private:
@@ -191,6 +197,11 @@ class PipelineTensorCore final : public TensorCoreEngine, private EventTarget {
     ++in_flight_;
     issued.push_back({now, start, free_at_, op});
     events_.schedule(free_at_, *this, issued.size() - 1, Priority::kMemory);
+  }
+  std::uint64_t busy_cycles() const override {
+    std::uint64_t cycles = 0;
+    for (const Issued& i : issued) cycles += i.done - i.start;
+    return cycles;
   }
   std::vector<Issued> issued;
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -88,6 +89,10 @@ class SIMFA_API TmaEngine : public Component {
  public:
   virtual void connect(MemoryPort& memory, TmaClient& client) = 0;
   virtual void issue(Cycle now, const TmaOp& op) = 0;
+  /// Cycles so far during which the engine had an op in flight (its own statistic's value).
+  virtual std::uint64_t busy_cycles() const = 0;
+  /// Bytes of the ops issued to it so far (TmaOp::bytes, counted at issue).
+  virtual std::uint64_t issued_bytes() const = 0;
 };
 
 struct WgmmaOp {
@@ -121,6 +126,8 @@ class SIMFA_API TensorCoreEngine : public Component {
   /// The cycle at which the pipeline will have executed the WGMMAs issued so far, at the rates
   /// known now (`now` when it is idle). The SM's pipes may run slower while it is busy.
   virtual Cycle busy_until(Cycle now) const { return now; }
+  /// Cycles of pipeline work so far, counted when a WGMMA issues (final after finish()).
+  virtual std::uint64_t busy_cycles() const = 0;
 };
 
 /// One instruction of a plugin's engine kind (InstructionSpec::engine, e.g. "umma") as the SM
@@ -152,6 +159,9 @@ class SIMFA_API InstructionEngine : public Component {
   virtual bool ready(Cycle now, const EngineOp& op) = 0;
   /// Issues `op`; returns the first cycle (> now) its WarpGroup may issue again.
   virtual Cycle issue(Cycle now, const EngineOp& op) = 0;
+  /// Cycles the engine was busy so far, if it keeps such a count: the run summary then shows
+  /// "<kind> busy" (SmCore::meters).
+  virtual std::optional<std::uint64_t> busy_cycles() const { return std::nullopt; }
 };
 
 // ---- policies ----------------------------------------------------------------------------------
@@ -193,6 +203,29 @@ struct SmWiring {
   MemoryPort& memory;
 };
 
+/// A measure of an SM's engines that the kernel's reports show (SmCore::meters): the run
+/// summary and the timeline's counter tracks read an SM's engines through these, never through
+/// the engines' statistics by name. Values are cumulative: read between events while the run
+/// goes, and after finish() for its totals.
+struct SmMeter {
+  enum class Kind : std::uint8_t {
+    /// `value`: cycles an engine was busy. The summary prints "<name> busy" with its share of
+    /// the run's cycles on every SM.
+    kBusy,
+    /// kBusy of an engine with one in-order pipeline that counts an instruction's cycles when
+    /// it issues it; also a counter track "SM s <name> busy" (%) per traced SM.
+    kPipelineBusy,
+    /// `value - less`: an amount held, e.g. bytes issued less bytes completed: the counter
+    /// tracks "SM s <name>" per traced SM and "<name> (all SMs)", in `unit`.
+    kLevel,
+  };
+  const char* name;  ///< "tensor core", "TMA bytes in flight"; valid until the next call
+  Kind kind;
+  std::uint64_t value;
+  std::uint64_t less = 0;  ///< kLevel
+  const char* unit = "";   ///< kLevel: "bytes"
+};
+
 /// Kind "sm": one streaming multiprocessor.
 class SIMFA_API SmCore : public Component {
  public:
@@ -207,6 +240,9 @@ class SIMFA_API SmCore : public Component {
   /// Resident CTAs.
   virtual std::size_t resident_ctas() const = 0;
   virtual void report_blocked(std::vector<BlockedThread>& out) const = 0;
+  /// Appends the SM's meters, in the order the reports show them, the same list on every SM and
+  /// at every call (none by default).
+  virtual void meters(std::vector<SmMeter>& out) const { (void)out; }
 };
 
 }  // namespace simfa

@@ -32,7 +32,10 @@ namespace simfa {
 ///     InstructionEngine (EngineOp, EngineClient), through which sm.warpgroup runs them.
 /// 13: InstructionSpec's spans are SpanSpecs (name, Gantt colour and label) and it declares its
 ///     flight span: the Gantt chart takes its span kinds from the table (item 2 of issue 14).
-inline constexpr std::uint32_t kSdkAbiVersion = 13;
+/// 14: engines report their use through the sdk (item 5 of issue 14): TmaEngine::busy_cycles
+///     and issued_bytes, TensorCoreEngine::busy_cycles, InstructionEngine::busy_cycles, and
+///     SmCore::meters (SmMeter), which the run summary and the counter tracks read.
+inline constexpr std::uint32_t kSdkAbiVersion = 14;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
