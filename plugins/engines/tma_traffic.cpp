@@ -3,6 +3,7 @@
 #include "tma_traffic.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "simfa/error.h"
@@ -93,16 +94,16 @@ void TmaTraffic::describe(Schema& schema) {
 
 TmaTraffic::TmaTraffic(const BuildContext& context)
     : events_(context.events),
-      setup_(context.params),
-      dedup_(context.params.boolean("dedup")),
       requests_per_cycle_(static_cast<std::uint32_t>(context.params.integer("requests_per_cycle"))),
       max_outstanding_(static_cast<std::uint32_t>(context.params.integer("max_outstanding"))),
+      line_count_(context.stats.counter("lines")),
+      setup_(context.params),
+      dedup_(context.params.boolean("dedup")),
       stores_complete_when_sent_(context.params.string("store_completion") == "sent"),
       edge_rows_requested_(context.params.string("edge_rows") == "requested"),
       edge_line_count_(static_cast<std::uint32_t>(context.params.integer("edge_lines"))),
       sm_(static_cast<std::uint16_t>(std::max(context.sm_index, 0))),
       op_count_(context.stats.counter("ops")),
-      line_count_(context.stats.counter("lines")),
       bytes_(context.stats.counter("bytes")),
       dedup_saved_(context.stats.counter("dedup_saved_lines")),
       edge_requests_(context.stats.counter("edge_lines")),
@@ -112,6 +113,7 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
     context.params.fail("line_bytes", "line_bytes = " + std::to_string(line) +
                                           " is not a multiple of the 32-byte sector");
   request_bytes_ = dedup_ ? static_cast<std::uint32_t>(line) : kSectorBytes;
+  if (std::has_single_bit(request_bytes_)) request_mask_ = request_bytes_ - 1;
   const double port_rate = context.params.real("response_bytes_per_cycle");
   if (port_rate > 0)
     port_line_time_ = static_cast<std::uint64_t>(request_bytes_ * double(kPortScale) / port_rate);
@@ -126,9 +128,9 @@ void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
 void TmaTraffic::issue(Cycle now, const TmaOp& op) {
   if (op.op != Opcode::kTmaBulk && op.map == nullptr)
     throw Error(std::string("internal: ") + opcode_name(op.op) + " issued without a TensorMap");
-  const std::uint32_t slot = ops_.add(Op{op, now + setup_.latency(op.op)});
   if (++op_serial_ == 0) ++op_serial_;  // 0 marks a free slot
-  ops_[slot].serial = op_serial_;
+  const std::uint32_t slot = ops_.add(Op{.serial = op_serial_,
+                                         .ready = now + setup_.latency(op.op), .op = op});
   waiting_.push(slot);
   op_count_.add();
   bytes_.add(op.bytes);
@@ -140,17 +142,31 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
 void TmaTraffic::generate(const TmaOp& op) {
   requests_.clear();
   next_request_ = 0;
-  auto segment = [this](Addr addr, std::uint64_t bytes) {
+  // With dedup, a row's first unit that repeats the last one generated is dropped here (box rows
+  // narrower than a line share it); the rest is left to deduplicate_out_of_order() unless every
+  // row starts past the last one (the usual layout), when no line can repeat.
+  bool in_order = true;
+  std::size_t repeats = 0;
+  auto segment = [&](Addr addr, std::uint64_t bytes) {
     if (bytes == 0) return;
-    const Addr last = (addr + bytes - 1) / request_bytes_;
-    for (Addr unit = addr / request_bytes_; unit <= last; ++unit)
-      requests_.push_back(unit * request_bytes_);
+    Addr unit = unit_start(addr);
+    const Addr last = unit_start(addr + bytes - 1);
+    if (dedup_ && !requests_.empty()) {
+      if (unit == requests_.back()) {
+        unit += request_bytes_;
+        ++repeats;
+      } else if (unit < requests_.back()) {
+        in_order = false;
+      }
+    }
+    for (; unit <= last; unit += request_bytes_) requests_.push_back(unit);
   };
   if (op.op == Opcode::kTmaBulk)
     segment(op.addr, op.bytes);
   else
     op.map->for_each_row(op.coords, segment);
-  if (dedup_) deduplicate();
+  if (dedup_ && !in_order) deduplicate_out_of_order(repeats);
+  else if (repeats != 0) dedup_saved_.add(repeats);
   if (edge_rows_requested_ && op.op == Opcode::kTmaLoad) append_edge_requests(op);
 }
 
@@ -164,27 +180,22 @@ void TmaTraffic::append_edge_requests(const TmaOp& op) {
   edge_requests_.add(n);
 }
 
-void TmaTraffic::deduplicate() {
+void TmaTraffic::deduplicate_out_of_order(std::size_t repeats) {
   const std::size_t before = requests_.size();
-  if (std::is_sorted(requests_.begin(), requests_.end())) {
-    // Rows in increasing address order (the usual layout): duplicates are adjacent.
-    requests_.erase(std::unique(requests_.begin(), requests_.end()), requests_.end());
-  } else {
-    // Keep each line at its first position, so requests still leave in box order.
-    dedup_scratch_.clear();
-    for (std::size_t i = 0; i < requests_.size(); ++i)
-      dedup_scratch_.emplace_back(requests_[i], static_cast<std::uint32_t>(i));
-    std::sort(dedup_scratch_.begin(), dedup_scratch_.end());
-    dedup_scratch_.erase(
-        std::unique(dedup_scratch_.begin(), dedup_scratch_.end(),
-                    [](const auto& a, const auto& b) { return a.first == b.first; }),
-        dedup_scratch_.end());
-    std::sort(dedup_scratch_.begin(), dedup_scratch_.end(),
-              [](const auto& a, const auto& b) { return a.second < b.second; });
-    requests_.clear();
-    for (const auto& entry : dedup_scratch_) requests_.push_back(entry.first);
-  }
-  dedup_saved_.add(before - requests_.size());
+  // Keep each line at its first position, so requests still leave in box order.
+  dedup_scratch_.clear();
+  for (std::size_t i = 0; i < requests_.size(); ++i)
+    dedup_scratch_.emplace_back(requests_[i], static_cast<std::uint32_t>(i));
+  std::sort(dedup_scratch_.begin(), dedup_scratch_.end());
+  dedup_scratch_.erase(
+      std::unique(dedup_scratch_.begin(), dedup_scratch_.end(),
+                  [](const auto& a, const auto& b) { return a.first == b.first; }),
+      dedup_scratch_.end());
+  std::sort(dedup_scratch_.begin(), dedup_scratch_.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  requests_.clear();
+  for (const auto& entry : dedup_scratch_) requests_.push_back(entry.first);
+  dedup_saved_.add(repeats + before - requests_.size());
 }
 
 void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
@@ -208,13 +219,15 @@ void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
         continue;
       }
       generating_ = slot;
+      line_request_ = MemRequest{0, request_bytes_, sm_, ops_[slot].op.op == Opcode::kTmaStore,
+                                 slot, this};
     }
-    Op& op = ops_[generating_];
-    const MemRequest request{requests_[next_request_++], request_bytes_, sm_,
-                             op.op.op == Opcode::kTmaStore, generating_, this};
+    MemRequest request = line_request_;
+    request.addr = requests_[next_request_++];
     if (next_request_ == requests_.size()) {
+      Op& op = ops_[generating_];
       op.generated = true;
-      if (stores_complete_when_sent_ && op.op.op == Opcode::kTmaStore)
+      if (stores_complete_when_sent_ && request.write)
         events_.schedule(now + 1, *this, sent_payload(generating_, op.serial), Priority::kEngine);
       generating_ = kNoOp;
     }

@@ -49,20 +49,27 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
 
   struct Op {
-    TmaOp op;
-    Cycle ready = 0;              ///< setup done: may start generating requests
+    // What every response reads comes first, in the host cache line the slot's address starts.
     std::uint32_t requests = 0;   ///< known once generation starts
     std::uint32_t returned = 0;
     bool generated = false;       ///< every request sent
     bool reported = false;        ///< its completion went to the client (store_completion = sent)
     std::uint32_t serial = 0;     ///< which op holds the slot (0: none), for late sent-reports
+    Cycle ready = 0;              ///< setup done: may start generating requests
+    TmaOp op;
   };
 
   /// The request-generation step of one cycle (payload 0), or a store's sent-report.
   void on_event(Cycle now, std::uint64_t payload) override;
   /// Fill `requests_` with the op's request addresses, deduplicated when `dedup_`.
   void generate(const TmaOp& op);
-  void deduplicate();
+  /// Drops the lines of `requests_` seen before, keeping each at its first position; `repeats`:
+  /// adjacent repeats generate() already dropped.
+  void deduplicate_out_of_order(std::size_t repeats);
+  /// The first address of the request unit that holds `addr`.
+  Addr unit_start(Addr addr) const {
+    return request_mask_ != 0 ? addr & ~request_mask_ : addr / request_bytes_ * request_bytes_;
+  }
   /// Append the requests of the box's rows past the tensor's edge (edge_rows = requested).
   void append_edge_requests(const TmaOp& op);
   void complete(Cycle now, std::uint32_t slot);
@@ -86,44 +93,52 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// comes later gets a step event then.
   void book(Cycle now);
 
-  EventQueue& events_;
-  TmaSetup setup_;
-  std::uint32_t request_bytes_;  ///< line_bytes, or the sector size when dedup is off
-  bool dedup_;
-  std::uint32_t requests_per_cycle_;
-  std::uint32_t max_outstanding_;
-  bool stores_complete_when_sent_;  ///< store_completion = "sent"
-  bool edge_rows_requested_;        ///< edge_rows = "requested"
-  std::uint32_t edge_line_count_;   ///< edge_lines
-  std::uint16_t sm_;
+  // What a line's step and its response read comes first, together (the engines of 132 SMs take
+  // turns, so each step finds these cold in the host's cache).
   MemoryPort* memory_ = nullptr;
-  TmaClient* client_ = nullptr;
-
-  // Ops live in a pool (the slot index is the memory token); `waiting_` holds the slots not yet
-  // generating, in issue order.
-  SlotPool<Op> ops_;
-  RingQueue<std::uint32_t> waiting_;
-  std::uint32_t generating_ = kNoOp;
+  EventQueue& events_;
   std::vector<Addr> requests_;  ///< request addresses of the generating op
   std::size_t next_request_ = 0;
-  std::vector<std::pair<Addr, std::uint32_t>> dedup_scratch_;  ///< (address, first position)
-
+  std::uint32_t generating_ = kNoOp;
   std::uint32_t outstanding_ = 0;
-  // The response port, in 1/kPortScale SM cycles: how long one line keeps it busy (0: no port),
-  // and when it is next free.
-  static constexpr std::uint64_t kPortScale = std::uint64_t{1} << 16;
-  std::uint64_t port_line_time_ = 0;
-  std::uint64_t port_free_ = 0;
-  bool bursts_ = false;           ///< the port takes bursts: lines are booked ahead
+  std::uint32_t requests_per_cycle_;
+  std::uint32_t max_outstanding_;
   // Line by line: the cycle of the step that sent `budget_used_` requests. Booked ahead: the
   // cycle the last booked line leaves, with `budget_used_` lines booked in it.
   Cycle budget_cycle_ = kNever;
   std::uint32_t budget_used_ = 0;
   bool step_pending_ = false;
+  bool bursts_ = false;  ///< the port takes bursts: lines are booked ahead
+  // The generating op's request, every field but the address: a line sent reads it rather than
+  // the op's slot.
+  MemRequest line_request_{};
+  // Ops live in a pool (the slot index is the memory token); `waiting_` holds the slots not yet
+  // generating, in issue order.
+  SlotPool<Op> ops_;
+  RingQueue<std::uint32_t> waiting_;
+  // The response port, in 1/kPortScale SM cycles: how long one line keeps it busy (0: no port),
+  // and when it is next free.
+  static constexpr std::uint64_t kPortScale = std::uint64_t{1} << 16;
+  std::uint64_t port_line_time_ = 0;
+  std::uint64_t port_free_ = 0;
+  Counter& line_count_;
+
+  TmaSetup setup_;
+  std::uint32_t request_bytes_;  ///< line_bytes, or the sector size when dedup is off
+  // request_bytes_ - 1 when it is a power of two (always, in the shipped manifests), else 0:
+  // unit_start() then masks instead of dividing (a 64-bit division per row was half of
+  // generate()'s time).
+  Addr request_mask_ = 0;
+  bool dedup_;
+  bool stores_complete_when_sent_;  ///< store_completion = "sent"
+  bool edge_rows_requested_;        ///< edge_rows = "requested"
+  std::uint32_t edge_line_count_;   ///< edge_lines
+  std::uint16_t sm_;
+  TmaClient* client_ = nullptr;
+  std::vector<std::pair<Addr, std::uint32_t>> dedup_scratch_;  ///< (address, first position)
   std::uint32_t op_serial_ = 0;
 
   Counter& op_count_;
-  Counter& line_count_;
   Counter& bytes_;
   Counter& dedup_saved_;
   Counter& edge_requests_;
