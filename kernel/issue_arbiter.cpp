@@ -1,16 +1,26 @@
 #include "kernel/issue_arbiter.h"
 
+#include <string>
+
+#include "simfa/error.h"
+
 namespace simfa::kernel {
 
 IssueArbiter::IssueArbiter(EventQueue& events, std::vector<SmCore*> sms, Stepping stepping)
-    : events_(events), sms_(std::move(sms)), stepping_(stepping) {}
+    : events_(events), sms_(std::move(sms)), stepping_(stepping) {
+  if (sms_.size() > (std::size_t{1} << kSmBits))
+    throw Error("internal: the issue arbiter serves at most 65536 SMs");
+}
 
 void IssueArbiter::request_issue(int sm, Cycle at) {
   // A phase that has already passed this SM (or finished) cannot serve it in the same cycle:
   // exactly what per-cycle stepping in SM order gives.
   if (phase_cycle_ != kNever && at <= phase_cycle_ && (phase_done_ || sm <= phase_sm_))
     at = phase_cycle_ + 1;
-  requests_.emplace(at, sm);
+  if (at > kLastRequestCycle)
+    throw Error("internal: an issue request for cycle " + std::to_string(at) +
+                ", past the arbiter's 2^48 - 1");
+  requests_.push(request_key(at, sm));
   if (stepping_ == Stepping::kEvent) arm(at);
 }
 
@@ -38,8 +48,8 @@ void IssueArbiter::on_event(Cycle now, std::uint64_t payload) {
 void IssueArbiter::run_phase(Cycle now) {
   phase_cycle_ = now;
   phase_done_ = false;
-  while (!requests_.empty() && requests_.top().first <= now) {
-    auto [at, sm] = requests_.top();
+  while (!requests_.empty() && cycle_of(requests_.top()) <= now) {
+    const int sm = sm_of(requests_.top());
     requests_.pop();
     if (sm <= phase_sm_) continue;  // a duplicate request of an SM already served
     phase_sm_ = sm;
@@ -58,9 +68,11 @@ void IssueArbiter::step_all(Cycle now) {
   }
   phase_sm_ = -1;
   phase_done_ = true;
-  while (!requests_.empty() && requests_.top().first <= now) requests_.pop();
+  while (!requests_.empty() && cycle_of(requests_.top()) <= now) requests_.pop();
 }
 
-Cycle IssueArbiter::next_request() { return requests_.empty() ? kNever : requests_.top().first; }
+Cycle IssueArbiter::next_request() {
+  return requests_.empty() ? kNever : cycle_of(requests_.top());
+}
 
 }  // namespace simfa::kernel
