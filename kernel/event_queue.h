@@ -236,9 +236,14 @@ inline CalendarQueue::Entry CalendarQueue::pop_front(Fifo& fifo) const {
     fifo.tail = kNil;
   } else {
     tail.next = node.next;
-    // The FIFO's next front, read by the next pop of this cycle: its node was written when it
-    // was scheduled, long ago, and is rarely still in the host's cache.
-    __builtin_prefetch(&nodes_[node.next]);
+    // The FIFO's next front, read by the next pop of this cycle, was written when it was
+    // scheduled, long ago, and so was the one after it: each pop reads the next front (fetched
+    // by the pop before), and starts fetching the front after it and the next front's target,
+    // whose vtable the next fire would otherwise stall on (the targets, SMs' engines taking
+    // turns, are rarely in the host's cache).
+    const Node& next = nodes_[node.next];
+    __builtin_prefetch(&nodes_[next.next]);
+    __builtin_prefetch(next.entry.target);
   }
   node.next = free_nodes_;
   free_nodes_ = n;
