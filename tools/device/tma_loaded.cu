@@ -20,9 +20,10 @@
 // each box; its latency where STAGES = 1), GBps (all bytes over the span from the first CTA's start
 // to the last one's end, %globaltimer), sm_mhz (%clock64 over %globaltimer of CTA 0). 5 launches.
 //
-//   tma_loaded OUT.csv [PITCH]
+//   tma_loaded OUT.csv [PITCH [CTAS STAGES]]
 //
-// PITCH (default 8192) moves the rows apart for `own` alone (run_pitch.sh: 128, 1024, 8192 B).
+// PITCH (default 8192) moves the rows apart for `own` alone (run_pitch.sh: 128, 1024, 8192 B);
+// CTAS STAGES run that `own` row alone (run_pitch.sh's ncu pass).
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_loaded tma_loaded.cu
 // -lcuda
@@ -82,14 +83,22 @@ __global__ void panels(const __grid_constant__ CUtensorMap map, int mode, int st
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: tma_loaded OUT.csv [PITCH]\n");
+  if (argc != 2 && argc != 3 && argc != 5) {
+    fprintf(stderr, "usage: tma_loaded OUT.csv [PITCH [CTAS STAGES]]\n");
+    return 2;
+  }
+  // CTAS STAGES: that `own` row alone (for a profiler: its 5 launches are the only `panels`).
+  const int only_ctas = argc == 5 ? atoi(argv[3]) : 0;
+  const int only_stages = argc == 5 ? atoi(argv[4]) : 0;
+  if (argc == 5 && (only_ctas < 1 || only_ctas > kMaxCtas || only_stages < 1 ||
+                    only_stages > kMaxStages)) {
+    fprintf(stderr, "tma_loaded: CTAS must be 1 to %d and STAGES 1 to %d\n", kMaxCtas, kMaxStages);
     return 2;
   }
   // PITCH (bytes a row, a multiple of 128): 8192 as the GEMM suite's K = 4096; 128 makes every box
   // 16 KiB of contiguous bytes and the CTAs' boxes neighbours, a stream with the same bytes in
   // flight whose lines share DRAM rows (`own` only: the other modes keep 8192).
-  const uint32_t pitch = argc == 3 ? (uint32_t)atoi(argv[2]) : kDefaultPitch;
+  const uint32_t pitch = argc >= 3 ? (uint32_t)atoi(argv[2]) : kDefaultPitch;
   if (pitch < 128 || pitch % 128 != 0) {
     fprintf(stderr, "tma_loaded: PITCH must be a positive multiple of 128 (got %s)\n", argv[2]);
     return 2;
@@ -115,9 +124,10 @@ int main(int argc, char** argv) {
   }
   fprintf(f, "mode,ctas,stages,boxes,box_cycles_med,op_cycles_med,op_cycles_p90,GBps,sm_mhz,pitch\n");
   for (int mode : {kOwn, kOwnWarm, kSame}) {
-    if (mode != kOwn && pitch != kDefaultPitch) continue;
+    if (mode != kOwn && (pitch != kDefaultPitch || only_ctas != 0)) continue;
     for (int ctas : {1, 8, 33, 66, 132, 264})
       for (int stages : {1, 2, 3, 4, 6, 8}) {
+        if (only_ctas != 0 && (ctas != only_ctas || stages != only_stages)) continue;
         std::vector<double> box_cycles, op, gbps, mhz;
         const int smem = stages * kBoxBytes + 1024;
         if (mode != kOwn) {
