@@ -330,9 +330,7 @@ def ncu_points(points_json, specs):
     for s in specs:
         M, N, K, ci = parse_point(s)
         cfg = tk.SUITE_CFGS[ci]
-        g = torch.Generator(device="cuda").manual_seed(M + 7 * N + 13 * K)
-        a = torch.randn((M, K), device="cuda", dtype=torch.float16, generator=g)
-        b = torch.randn((N, K), device="cuda", dtype=torch.float16, generator=g)
+        a, b = tk.seeded_operands(M, N, K)
         launch, c, _ = tk.make_gemm_launch_on(a, b, cfg)
         launch()
         torch.cuda.synchronize()

@@ -235,6 +235,15 @@ def cfg_name(cfg):
             f"_w{cfg['num_warps']}_g{cfg['GROUP_M']}")
 
 
+def seeded_operands(M, N, K):
+    """The GEMM suite's inputs of one shape, A [M,K] and B [N,K] fp16, drawn from a generator seeded
+    by the shape, so that every probe of that shape multiplies the same matrices."""
+    g = torch.Generator(device="cuda").manual_seed(M + 7 * N + 13 * K)
+    a = torch.randn((M, K), device="cuda", dtype=torch.float16, generator=g)
+    b = torch.randn((N, K), device="cuda", dtype=torch.float16, generator=g)
+    return a, b
+
+
 def make_gemm_launch_on(a, b, cfg, timed=False):
     """Like make_gemm_launch, on given inputs (A [M,K], B [N,K]); returns (launch, c, T)."""
     M, K = a.shape
