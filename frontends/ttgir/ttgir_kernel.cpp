@@ -910,13 +910,12 @@ class Compiler {
     // causal kernel's off-band and diagonal loops) do not hold theirs at once: the estimate takes
     // the most that any outermost loop's dots hold.
     Partition& part = p_.partitions[partition_];
-    const std::vector<TypeInfo> types = v.types();
     const std::uint64_t threads = 32ULL * part.num_warps;
-    std::uint64_t bytes = static_cast<std::uint64_t>(info.shape.m * info.shape.n) *
-                          element_bytes(types.back().elem) / threads;
+    std::uint64_t bytes =
+        static_cast<std::uint64_t>(info.shape.m * info.shape.n) * info.shape.acc_bytes / threads;
     if (info.shape.register_a)
       bytes += static_cast<std::uint64_t>(info.shape.m * info.shape.k) *
-               element_bytes(types.front().elem) / threads;
+               element_bytes(v.types().front().elem) / threads;
     const std::uint32_t scope = loops_.empty() ? kOutsideLoops : loops_.front();
     std::uint64_t& held = dot_bytes_by_scope_[std::uint64_t{partition_} << 32 | scope];
     held += bytes;
