@@ -50,6 +50,9 @@ NCOL = 12
 # CTAs) for the width of the first wave's cost.
 SERIES = [(1, 32, 8, L, 128) for L in (512, 1024, 2048, 4096)]
 WIDTH = [(1, 1, 1, 512, 128), (1, 4, 4, 512, 128), (1, 8, 8, 512, 128), (1, 16, 16, 512, 128)]
+# PHASES_POINTS="Z,HQ,HKV,L,D;..." runs these shapes in the three tiles instead (e.g. the D = 64
+# shapes whose 128x64 tiles hold two CTAs an SM, calibration.md §33).
+POINTS = [tuple(int(x) for x in p.split(",")) for p in os.environ.get("PHASES_POINTS", "").split(";") if p]
 
 
 @triton.jit
@@ -173,7 +176,10 @@ def main(outdir):
     cw.writerow(["Z", "HQ", "HKV", "L", "D", "block_m", "block_n", "warps", "stages"] + COLS)
     seen = set()
     t0 = time.time()
-    points = [(s, c) for c in su.CFGS for s in SERIES] + [(s, su.CFGS[0]) for s in WIDTH]
+    if POINTS:
+        points = [(s, c) for c in su.CFGS for s in POINTS]
+    else:
+        points = [(s, c) for c in su.CFGS for s in SERIES] + [(s, su.CFGS[0]) for s in WIDTH]
     for (Z, HQ, HKV, L, D), cfg in points:
         q, k, v = su.make_inputs(Z, HQ, HKV, L, D, seed=L + HQ)
         heads, ref = su.reference(q, k, v, False)

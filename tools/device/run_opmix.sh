@@ -10,8 +10,8 @@
 # Points: cuDNN's SDPA at D = 128 and 64 and Triton's 128x64 attention (attention_suite.py ncu
 # specs), Triton's TMA GEMM at three tiles (gemm_suite.py ncu specs M,N,K,CONFIG). Results in
 # $OUT/r/. Other points: ATTN="SPEC ..." and GEMM="SPEC ..." (either may be empty), their files
-# named with PREFIX (e.g. PREFIX=causal_ gives causal_attn0_*). Never changes clocks or any GPU
-# setting.
+# named with PREFIX (e.g. PREFIX=causal_ gives causal_attn0_*); NCU_SECTIONS="--section Occupancy
+# ..." adds sections. Never changes clocks or any GPU setting.
 set -u
 OUT=${OUT:-/tmp/simfa_out}
 R=$OUT/r
@@ -20,7 +20,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 left() { echo $(( ${BUDGET:-540} - ($(date +%s) - T0) )); }
-NCU="ncu --clock-control none --cache-control all --replay-mode kernel --section InstructionStats --section SourceCounters --section SpeedOfLight --metrics sass__inst_executed_per_opcode,sm__cycles_elapsed.avg.per_second,gpu__time_duration.sum"
+NCU="ncu --clock-control none --cache-control all --replay-mode kernel --section InstructionStats --section SourceCounters --section SpeedOfLight --metrics sass__inst_executed_per_opcode,sm__cycles_elapsed.avg.per_second,gpu__time_duration.sum ${NCU_SECTIONS:-}"
 
 {
   echo "# date_utc: $(date -u +%FT%TZ)"
