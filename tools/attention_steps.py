@@ -16,8 +16,9 @@ the same SM at the same time (two CTAs in turn: near 1; in phase: near 0). Stand
 
 prints the model's steps beside each point's: the static TTGIR route on the suite's TTGIR of the
 tile (validation/h200/attention/ttgir/) with --timeline on SMs 0-7; on WarpGroup 0's records a
-step's top is the first WGMMA after a run of BUBBLEs (P V's issue, the loop's top follows it at
-once), `wgmma` runs to the end of the next `wait:wgmma` (QK^T's result).
+step's top is the end of the TMA copies issued after the first WGMMA that follows a run of BUBBLEs
+(P V's issue; the silicon's loop top follows P V and those copies), or that WGMMA's issue where
+none follows; `wgmma` runs to the end of the next `wait:wgmma` (QK^T's result).
 """
 import argparse
 import csv
@@ -113,6 +114,8 @@ def timeline_steps(events):
         for e in t:
             if e["name"] == "wgmma" and after_bubble:
                 tops.append(e["ts"])
+            elif e["name"] == "tma_issue" and len(dots) < len(tops):
+                tops[-1] = e["ts"] + e["dur"]  # the copies P V's issue is followed by end the step
             elif e["name"] == "wait:wgmma" and len(dots) < len(tops):
                 dots.append(e["ts"] + e["dur"])
             if e["name"] in ("wgmma", "bubble"):
