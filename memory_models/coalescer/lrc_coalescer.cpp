@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "host_prefetch.h"
 #include "sm_groups.h"
 
 namespace simfa::memory_models {
@@ -148,7 +149,7 @@ void LrcCoalescer::prefetch_response(const MemRequest& response) {
   // The response's entry was written at its send, hundreds of requests ago, and so was the
   // window's bucket: both were on_response's main stalls (docs/performance.md §11).
   const auto e = static_cast<std::uint32_t>(response.token);
-  __builtin_prefetch(&entries_[e]);
+  prefetch_object(&entries_[e]);
   if (response.sm < sm_group_.size())
     windows_[sm_group_[response.sm]].prefetch(line_of(response.addr));
   // Then the merged requests, a link a stage: the first of the entry fetched three hints ago,
@@ -157,9 +158,10 @@ void LrcCoalescer::prefetch_response(const MemRequest& response) {
   hinted_[hints_ % kHinted] = e;
   if (hints_ >= 6) {
     if (const std::uint32_t m = entries_[hinted_[(hints_ - 3) % kHinted]].next; m != kNone)
-      __builtin_prefetch(&entries_[m]);
+      prefetch_object(&entries_[m]);
     if (const std::uint32_t m = entries_[hinted_[(hints_ - 6) % kHinted]].next; m != kNone)
-      if (const std::uint32_t m2 = entries_[m].next; m2 != kNone) __builtin_prefetch(&entries_[m2]);
+      if (const std::uint32_t m2 = entries_[m].next; m2 != kNone)
+        prefetch_object(&entries_[m2]);
   }
   ++hints_;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "host_prefetch.h"
 #include "simfa/error.h"
 
 #if defined(__linux__)
@@ -316,7 +317,7 @@ void SlicedCache::on_event(Cycle now, std::uint64_t payload) {
       const std::uint32_t p = c.scheduled.front();
       c.scheduled.pop();
       if (c.scheduled.size() > kPrefetchAhead)
-        __builtin_prefetch(&pending_[c.scheduled.at(kPrefetchAhead)]);
+        prefetch_object(&pending_[c.scheduled.at(kPrefetchAhead)]);
       if (c.scheduled.size() > kHintAhead) {
         const Pending& soon = pending_[c.scheduled.at(kHintAhead)];
         soon.client->prefetch_response(soon.request());
@@ -386,7 +387,7 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
     // entry, its set and, for a miss, its MSHR bucket, which it may have waited for long enough
     // to leave the host's caches (docs/performance.md §8).
     const Queued next = s.queue.front();
-    __builtin_prefetch(&pending_[next.p]);
+    prefetch_object(&pending_[next.p]);
     const std::uint64_t* set = block(next.block);
     __builtin_prefetch(set);
     __builtin_prefetch(tags(set));
