@@ -167,13 +167,6 @@ void LrcCoalescer::prefetch_response(const MemRequest& response) {
 }
 
 std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
-  std::uint32_t e = free_;
-  if (e == kNone) {
-    e = static_cast<std::uint32_t>(entries_.size());
-    entries_.emplace_back();
-  } else {
-    free_ = entries_[e].next;
-  }
   Entry entry;
   entry.addr = request.addr;
   entry.token = request.token;
@@ -181,8 +174,7 @@ std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
   entry.bytes = request.bytes;
   entry.sm = request.sm;
   entry.write = request.write ? 1 : 0;
-  entries_[e] = entry;
-  return e;
+  return entries_.add(entry);
 }
 
 std::uint32_t LrcCoalescer::group_of(std::uint32_t sm) const {

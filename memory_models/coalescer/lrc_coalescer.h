@@ -18,6 +18,7 @@
 #include "next_line.h"
 #include "simfa/component.h"
 #include "simfa/memory.h"
+#include "simfa/slot_pool.h"
 
 namespace simfa::memory_models {
 
@@ -43,7 +44,7 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     // Forwarded read: the last of its merged requests (kNone: none). Merged request: the one
     // merged before it (kNone: the first). Appending so touches the forwarded read alone, and
     // the response, which reads every merged request anyway, answers them from a copy in
-    // arrival order. Free entry: the next free one.
+    // arrival order.
     std::uint32_t next = kNone;
     std::uint32_t window_link = kNone;  ///< forwarded read owning a window: its bucket chain
     std::uint16_t sm = 0;
@@ -60,10 +61,7 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   /// Fetches the entry and the merge window's bucket the response will read.
   void prefetch_response(const MemRequest& response) override;
   std::uint32_t allocate(const MemRequest& request);
-  void release(std::uint32_t e) {
-    entries_[e].next = free_;
-    free_ = e;
-  }
+  void release(std::uint32_t e) { entries_.release(e); }
   void forward(Cycle now, const MemRequest& request, std::uint32_t e);
   std::uint32_t group_of(std::uint32_t sm) const;
   LineChains& window_table(std::uint32_t sm);
@@ -86,16 +84,16 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   std::vector<LineChains> windows_;  ///< per group: line -> the forwarded read's entry
   // Per SM: its group, so that a request's table costs a load rather than group_of's divisions.
   std::vector<std::uint32_t> sm_group_;
-  // Free entries are a stack (the latest freed is taken first) linked through `next`: a request
-  // mostly takes the entry a response has just read, still in the host's cache, where taking
-  // them in a circle wrote a line untouched for a whole round of the pool and searched a bitmap
-  // for it (docs/performance.md §9). Entry numbers are only tokens: which one a request gets
-  // changes no result.
   // Four buckets per open window: a read finding no window (nearly all) mostly reads no entry.
   static constexpr std::size_t kBucketsPerWindow = 4;
-  std::vector<Entry> entries_;
+  // Free entries are a stack (the latest freed is taken first): a request mostly takes the entry
+  // a response has just read, still in the host's cache, where taking them in a circle wrote a
+  // line untouched for a whole round of the pool and searched a bitmap for it (docs/
+  // performance.md §9). The stack is the pool's own array, not a list through the entries: taking
+  // an entry reads no entry (docs/performance.md §14). Entry numbers are only tokens: which one a
+  // request gets changes no result.
+  SlotPool<Entry> entries_;
   std::vector<MemRequest> answering_;  ///< on_response's copies of merged requests, reused
-  std::uint32_t free_ = kNone;         ///< the top of the free entries' stack
   // The entries prefetch_response fetched lately, a ring: a few hints on, an entry is cached and
   // its merged requests (a chain through `next`) can be fetched in turn.
   static constexpr std::uint32_t kHinted = 8;
