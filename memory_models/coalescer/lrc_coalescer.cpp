@@ -81,8 +81,14 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
   if (!request.write) {
     LineChains& windows = window_table(request.sm);
     const std::uint64_t line = line_of(request.addr);
-    // Start fetching the bucket the SM's next read will most likely look up.
-    windows.prefetch(predictor_.next(request.sm, line));
+    // Start fetching what the SM's next reads will most likely look up, a stage a read: the
+    // bucket of the read after next, and the entry heading the bucket of the next read (fetched
+    // at this SM's previous read). That entry, a read of another SM of the group, was written a
+    // round trip ago: it was send's main stall (docs/performance.md §14).
+    const auto [next, after_next] = predictor_.next_two(request.sm, line);
+    windows.prefetch(after_next);
+    if (const std::uint32_t head = windows.head(next); head != LineChains::kNone)
+      prefetch_object(&entries_[head]);
     const std::uint32_t open = windows.find(line, window_line(), window_link());
     if (open == LineChains::kNone) {
       windows.insert(line, e, window_line(), window_link());

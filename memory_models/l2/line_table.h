@@ -142,6 +142,9 @@ class LineChains {
 
   /// Starts fetching the bucket of `line` into the host's cache.
   void prefetch(std::uint64_t line) const { __builtin_prefetch(&buckets_[home(line)]); }
+  /// The entry heading the bucket of `line` (kNone: an empty bucket), which a lookup of `line`
+  /// reads first: for the caller to start fetching it.
+  std::uint32_t head(std::uint64_t line) const { return buckets_[home(line)]; }
 
  private:
   // Fibonacci hashing: the top bits of line * 2^64/phi, so consecutive and strided lines spread.

@@ -19,13 +19,20 @@ class NextLinePredictor {
   explicit NextLinePredictor(std::size_t sms = 0) : history_(sms) {}
 
   /// Records `line` as SM `sm`'s latest request and returns the line predicted to follow it.
-  std::uint64_t next(std::uint32_t sm, std::uint64_t line) {
+  std::uint64_t next(std::uint32_t sm, std::uint64_t line) { return next_two(sm, line).next; }
+
+  struct Lines {
+    std::uint64_t next, after_next;
+  };
+  /// As next(), with the line predicted to follow that one too (the deltas alternating).
+  Lines next_two(std::uint32_t sm, std::uint64_t line) {
     if (sm >= history_.size()) history_.resize(sm + 1);
     History& h = history_[sm];
-    const std::uint64_t predicted = line + (h.last - h.before);
+    const std::uint64_t next = line + (h.last - h.before);
+    const std::uint64_t after_next = next + (line - h.last);
     h.before = h.last;
     h.last = line;
-    return predicted;
+    return {next, after_next};
   }
 
  private:

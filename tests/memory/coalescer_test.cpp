@@ -8,6 +8,7 @@
 
 #include "lrc_coalescer.h"
 #include "memory_harness.h"
+#include "next_line.h"
 #include "pass_through_coalescer.h"
 
 namespace simfa::memory_models {
@@ -264,6 +265,26 @@ TEST(PassThroughCoalescer, ForwardsEveryRequestUnchanged) {
   EXPECT_EQ(rig.l2.sent[1].request.token, 2u);
   EXPECT_EQ(rig.client.at(2), 51u);
   EXPECT_EQ(rig.stat("requests"), 2u);
+}
+
+// The coalescer's prefetches follow the predictor of next_line.h: a box's rows of one line
+// (delta = the pitch) and of two lines (+1, then pitch - 1), both one and two lines ahead.
+TEST(NextLinePredictor, PredictsTheNextTwoLinesOfABoxsRows) {
+  NextLinePredictor one_line;
+  for (std::uint64_t row = 0; row < 3; ++row) one_line.next_two(0, 100 + 8 * row);
+  const NextLinePredictor::Lines one = one_line.next_two(0, 124);
+  EXPECT_EQ(one.next, 132u);
+  EXPECT_EQ(one.after_next, 140u);
+
+  NextLinePredictor two_lines;
+  for (const std::uint64_t line : {100u, 101u, 108u}) two_lines.next_two(5, line);
+  const NextLinePredictor::Lines after_second = two_lines.next_two(5, 109);  // a row's second line
+  EXPECT_EQ(after_second.next, 116u);
+  EXPECT_EQ(after_second.after_next, 117u);
+  EXPECT_EQ(two_lines.next(5, 116), 117u);
+  const NextLinePredictor::Lines after_first = two_lines.next_two(5, 117);  // and its first
+  EXPECT_EQ(after_first.next, 124u);
+  EXPECT_EQ(after_first.after_next, 125u);
 }
 
 TEST(Coalescers, Schema) {
