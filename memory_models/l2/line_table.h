@@ -119,13 +119,19 @@ class LineChains {
     return i;
   }
 
-  /// Indexes entry `i`, which holds `line`.
+  /// Indexes entry `i`, which holds `line`, at the end of its bucket's chain. The callers' entries
+  /// mostly leave in the order they came (requests answered in about the order they were sent),
+  /// so erase() mostly finds its entry at the chain's head and reads no other entry, where
+  /// indexing at the head made it read the entries indexed after it, long since gone from the
+  /// host's cache (docs/performance.md §14); the chain insert() walks was mostly just walked by
+  /// the find() before it.
   template <typename LineOf, typename Link>
   void insert(std::uint64_t line, std::uint32_t i, LineOf line_of, Link link) {
     if ((size_ + 1) << load_shift_ > buckets_.size()) grow(line_of, link);
-    std::uint32_t& head = buckets_[home(line)];
-    link(i) = head;
-    head = i;
+    std::uint32_t* at = &buckets_[home(line)];
+    while (*at != kNone) at = &link(*at);
+    *at = i;
+    link(i) = kNone;
     ++size_;
   }
 
@@ -162,9 +168,10 @@ class LineChains {
     for (std::uint32_t head : old) {
       for (std::uint32_t i = head; i != kNone;) {
         const std::uint32_t next = link(i);
-        std::uint32_t& bucket = buckets_[home(line_of(i))];
-        link(i) = bucket;
-        bucket = i;
+        std::uint32_t* at = &buckets_[home(line_of(i))];
+        while (*at != kNone) at = &link(*at);  // each chain keeps its order
+        *at = i;
+        link(i) = kNone;
         i = next;
       }
     }
