@@ -340,8 +340,12 @@ void SlicedCache::on_response(Cycle now, const MemRequest& response) {
   if (response.token == kWritebackToken) return;
   const auto slice = static_cast<std::uint32_t>(response.token >> 32);
   const auto owner = static_cast<std::uint32_t>(response.token);
+  // The waiters' entries were written when they missed, a DRAM round trip ago: fetch the owner's
+  // while the line (the fill's own address) is installed, and each next waiter's while the one
+  // before is answered (docs/performance.md §14).
+  prefetch_object(&pending_[owner]);
   Slice& s = slice_state_[slice];
-  const std::uint64_t line = line_of(pending_[owner].addr);
+  const std::uint64_t line = line_of(response.addr);
   const Way way = install(now, slice, line, false);
   occupancy_changed(s, now);
   s.mshr_lines.erase(line, owner, mshr_link());
@@ -350,6 +354,7 @@ void SlicedCache::on_response(Cycle now, const MemRequest& response) {
   // stays this line's.
   for (std::uint32_t p = owner; p != kNone;) {
     const Pending waiter = pending_[p];
+    if (waiter.next != kNone) prefetch_object(&pending_[waiter.next]);
     const MemRequest request = waiter.request();
     if (request.write) mark_dirty(way, sector_mask(request));
     on_served(now, slice, line, request, waiter.route());
