@@ -11,13 +11,14 @@
 //
 //   cmake -S . -B build/perf -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build/perf
 //   build/perf/bin/memory_bench
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "engine_harness.h"  // resolve_params: a component's parameters from its own schema
 #include "hbm3_dram.h"
@@ -72,8 +73,9 @@ class Rig {
   std::unique_ptr<T> make(const ParamOverrides& overrides, const std::string& prefix,
                           const SlotResolver* slots = nullptr) {
     params_.push_back(test::resolve_params<T>(overrides));
-    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, 1, -1,
-                               slots};
+    T::describe(schemas_.emplace_back());
+    const BuildContext context{
+        params_.back(), events, StatsScope(stats, prefix, &schemas_.back()), gpu, 1, -1, slots};
     return std::make_unique<T>(context);
   }
   /// Fires events until `done` holds or none is left.
@@ -89,6 +91,7 @@ class Rig {
 
  private:
   std::deque<Params> params_;
+  std::deque<Schema> schemas_;  // a component's statistics' declarations outlive it
 };
 
 /// A fixed-latency memory below the L2 (the miss path without DRAM timing): answers each request

@@ -285,8 +285,8 @@ int cmd_gen(const std::string& spec, const std::string& output) {
   simfa::GpuConfig gpu;  // generators describe workloads, not GPUs
   StatsRegistryImpl stats;
   CalendarQueue events;
-  const simfa::BuildContext context{config.params, events, simfa::StatsScope(stats, "gen"),
-                                    gpu,           1,      -1};
+  const simfa::BuildContext context{
+      config.params, events, simfa::StatsScope(stats, "gen", &config.entry->schema), gpu, 1, -1};
   auto generator = host.create(*config.entry, context);
   std::ofstream out(output);
   if (!out) throw simfa::InputError("cannot write '" + output + "'");

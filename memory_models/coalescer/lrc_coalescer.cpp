@@ -8,12 +8,6 @@
 
 namespace simfa::memory_models {
 
-namespace {
-const char* const kRequestsDoc = "requests arriving from the SMs";
-const char* const kMergedDoc = "reads answered by another in-flight read of their SM group";
-const char* const kForwardedDoc = "requests sent on to the L2 (requests - merged)";
-}  // namespace
-
 void LrcCoalescer::describe(Schema& schema) {
   // 2: "coalescing units for every pair of SMs" (the paper, VI-D), as FA3 coalesces across
   // SM pairs.
@@ -42,9 +36,11 @@ void LrcCoalescer::describe(Schema& schema) {
       .def(128)
       .range(1, 4096)
       .doc("granularity at which requests are identical: same address / line_bytes");
-  schema.stat("requests", StatKind::kCounter, "requests", kRequestsDoc);
-  schema.stat("merged", StatKind::kCounter, "requests", kMergedDoc);
-  schema.stat("forwarded", StatKind::kCounter, "requests", kForwardedDoc);
+  schema.stat("requests", StatKind::kCounter, "requests", "requests arriving from the SMs");
+  schema.stat("merged", StatKind::kCounter, "requests",
+              "reads answered by another in-flight read of their SM group");
+  schema.stat("forwarded", StatKind::kCounter, "requests",
+              "requests sent on to the L2 (requests - merged)");
 }
 
 namespace {
@@ -66,9 +62,9 @@ LrcCoalescer::LrcCoalescer(const BuildContext& context)
       line_bytes_(static_cast<std::uint32_t>(context.params.integer("line_bytes"))),
       windows_(group_of(static_cast<std::uint32_t>(std::max(context.gpu.sm_count, 1)) - 1) + 1,
                LineChains(8, kBucketsPerWindow)),
-      requests_(context.stats.counter("requests", "requests", kRequestsDoc)),
-      merged_(context.stats.counter("merged", "requests", kMergedDoc)),
-      forwarded_(context.stats.counter("forwarded", "requests", kForwardedDoc)),
+      requests_(context.stats.counter("requests")),
+      merged_(context.stats.counter("merged")),
+      forwarded_(context.stats.counter("forwarded")),
       predictor_(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1))) {
   if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
   sm_group_.resize(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1)));

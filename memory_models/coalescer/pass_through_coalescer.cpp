@@ -2,15 +2,12 @@
 
 namespace simfa::memory_models {
 
-namespace {
-const char* const kRequestsDoc = "requests arriving from the SMs, all sent on to the L2";
-}  // namespace
-
 void PassThroughCoalescer::describe(Schema& schema) {
-  schema.stat("requests", StatKind::kCounter, "requests", kRequestsDoc);
+  schema.stat("requests", StatKind::kCounter, "requests",
+              "requests arriving from the SMs, all sent on to the L2");
 }
 
 PassThroughCoalescer::PassThroughCoalescer(const BuildContext& context)
-    : requests_(context.stats.counter("requests", "requests", kRequestsDoc)) {}
+    : requests_(context.stats.counter("requests")) {}
 
 }  // namespace simfa::memory_models

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "simfa/memory.h"
@@ -23,10 +22,9 @@ class DramTotals {
   /// Records the run's length, the denominator of every achieved-bandwidth formula.
   void finish(Cycle end) { elapsed_cycles_.set(end); }
 
-  /// Registers `name` = 1e-9 * sum(byte counters) / run time, in GB/s. The counters are named
-  /// relative to `stats`, the scope given to the constructor.
-  void bandwidth_formula(const std::string& name, std::vector<std::string> byte_counters,
-                         std::string_view doc) const;
+  /// Binds the formula `name` (declared in GB/s) = 1e-9 * sum(byte counters) / run time. The
+  /// counters are named relative to `stats`, the scope given to the constructor.
+  void bandwidth_formula(const std::string& name, std::vector<std::string> byte_counters) const;
 
  private:
   StatsScope stats_;

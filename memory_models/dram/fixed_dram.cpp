@@ -7,8 +7,6 @@
 namespace simfa::memory_models {
 
 namespace {
-const char* const kQueueDelayDoc =
-    "time a request waited for the transfers ahead of it, in ns (rounded down)";
 // 10 ns buckets up to 1 us: a 128 B line takes 38 ns at 3.35 TB/s, so the histogram resolves a
 // few lines of queueing and counts anything beyond 1 us as overflow.
 constexpr std::uint64_t kQueueDelayBucketNs = 10;
@@ -39,7 +37,8 @@ void FixedDram::describe(Schema& schema) {
       .range(1e6, 1e16)
       .doc("rate at which the FIFO queue transfers request bytes");
   DramTotals::describe(schema);
-  schema.stat("queue_delay", StatKind::kHistogram, "ns", kQueueDelayDoc);
+  schema.stat("queue_delay", StatKind::kHistogram, "ns",
+              "time a request waited for the transfers ahead of it, in ns (rounded down)");
 }
 
 FixedDram::FixedDram(const BuildContext& context)
@@ -47,10 +46,11 @@ FixedDram::FixedDram(const BuildContext& context)
       clock_(context.gpu.sm_clock()),
       latency_(femtoseconds_from_ns(context.params.real("latency_ns")) +
                femtoseconds_from_ns(context.params.real("controller_latency_ns"))),
-      bytes_per_second_(static_cast<std::uint64_t>(std::llround(context.params.bandwidth("bandwidth")))),
+      bytes_per_second_(
+          static_cast<std::uint64_t>(std::llround(context.params.bandwidth("bandwidth")))),
       totals_(context.stats, context.gpu.clock_mhz),
-      queue_delay_(context.stats.histogram("queue_delay", "ns", kQueueDelayDoc, kQueueDelayBucketNs,
-                                           kQueueDelayBuckets)) {}
+      queue_delay_(
+          context.stats.histogram("queue_delay", kQueueDelayBucketNs, kQueueDelayBuckets)) {}
 
 void FixedDram::send(Cycle now, const MemRequest& request) {
   totals_.count(request);

@@ -99,17 +99,6 @@ void override_fields(const Params& params, const IntField<Struct> (&fields)[N], 
   }
 }
 
-const char* const kRowHitsDoc = "column commands that found their row open";
-const char* const kRowMissesDoc = "column commands whose row was opened in a precharged bank";
-const char* const kRowConflictsDoc = "column commands whose bank had another row to close first";
-const char* const kReadBytesDoc = "bytes of read bursts on the data bus";
-const char* const kWriteBytesDoc = "bytes of write bursts on the data bus";
-const char* const kOccupancyDoc = "bursts queued in the channel, sampled at each arrival";
-const char* const kChannelBandwidthDoc = "(read_bytes + write_bytes) / run time";
-const char* const kActivatesDoc = "ACT commands";
-const char* const kPrechargesDoc = "PRE and PREA commands";
-const char* const kRefreshesDoc = "REF commands, each refreshing a whole channel, and REFpb commands, each one bank";
-const char* const kHitRateDoc = "row_hits / (row_hits + row_misses + row_conflicts)";
 // Occupancy buckets of 4 bursts (one 128 B line) up to 256 bursts.
 constexpr std::uint64_t kOccupancyBucket = 4;
 constexpr std::size_t kOccupancyBuckets = 64;
@@ -218,20 +207,29 @@ void Hbm3Dram::describe(Schema& schema) {
            "and the devices (crossbar, controller queues, PHY) that the bank timing leaves out");
 
   DramTotals::describe(schema);
-  schema.stat("row_hits", StatKind::kCounter, "commands", kRowHitsDoc);
-  schema.stat("row_misses", StatKind::kCounter, "commands", kRowMissesDoc);
-  schema.stat("row_conflicts", StatKind::kCounter, "commands", kRowConflictsDoc);
-  schema.stat("row_hit_rate", StatKind::kFormula, "ratio", kHitRateDoc);
-  schema.stat("activates", StatKind::kCounter, "commands", kActivatesDoc);
-  schema.stat("precharges", StatKind::kCounter, "commands", kPrechargesDoc);
-  schema.stat("refreshes", StatKind::kCounter, "commands", kRefreshesDoc);
-  schema.stat("channel[i].row_hits", StatKind::kCounter, "commands", kRowHitsDoc);
-  schema.stat("channel[i].row_misses", StatKind::kCounter, "commands", kRowMissesDoc);
-  schema.stat("channel[i].row_conflicts", StatKind::kCounter, "commands", kRowConflictsDoc);
-  schema.stat("channel[i].read_bytes", StatKind::kCounter, "bytes", kReadBytesDoc);
-  schema.stat("channel[i].write_bytes", StatKind::kCounter, "bytes", kWriteBytesDoc);
-  schema.stat("channel[i].achieved_bandwidth", StatKind::kFormula, "GB/s", kChannelBandwidthDoc);
-  schema.stat("channel[i].queue_occupancy", StatKind::kHistogram, "bursts", kOccupancyDoc);
+  schema.stat("row_hits", StatKind::kCounter, "commands",
+              "column commands that found their row open");
+  schema.stat("row_misses", StatKind::kCounter, "commands",
+              "column commands whose row was opened in a precharged bank");
+  schema.stat("row_conflicts", StatKind::kCounter, "commands",
+              "column commands whose bank had another row to close first");
+  schema.stat("row_hit_rate", StatKind::kFormula, "ratio",
+              "row_hits / (row_hits + row_misses + row_conflicts)");
+  schema.stat("activates", StatKind::kCounter, "commands", "ACT commands");
+  schema.stat("precharges", StatKind::kCounter, "commands", "PRE and PREA commands");
+  schema.stat("refreshes", StatKind::kCounter, "commands",
+              "REF commands, each refreshing a whole channel, and REFpb commands, each one bank");
+  schema.stat("channel[i].row_hits", StatKind::kCounter, "commands", "row_hits in this channel");
+  schema.stat("channel[i].row_misses", StatKind::kCounter, "commands", "row_misses in this channel");
+  schema.stat("channel[i].row_conflicts", StatKind::kCounter, "commands", "row_conflicts in this channel");
+  schema.stat("channel[i].read_bytes", StatKind::kCounter, "bytes",
+              "bytes of read bursts on the data bus");
+  schema.stat("channel[i].write_bytes", StatKind::kCounter, "bytes",
+              "bytes of write bursts on the data bus");
+  schema.stat("channel[i].achieved_bandwidth", StatKind::kFormula, "GB/s",
+              "(read_bytes + write_bytes) / run time");
+  schema.stat("channel[i].queue_occupancy", StatKind::kHistogram, "bursts",
+              "bursts queued in the channel, sampled at each arrival");
 }
 
 Hbm3Dram::Hbm3Dram(const BuildContext& context)
@@ -245,13 +243,10 @@ Hbm3Dram::Hbm3Dram(const BuildContext& context)
       map_(resolve_map(context.params, organization_)),
       totals_(context.stats, context.gpu.clock_mhz) {
   const StatsScope& s = context.stats;
-  const DramTotalCounters totals{s.counter("row_hits", "commands", kRowHitsDoc),
-                                 s.counter("row_misses", "commands", kRowMissesDoc),
-                                 s.counter("row_conflicts", "commands", kRowConflictsDoc),
-                                 s.counter("activates", "commands", kActivatesDoc),
-                                 s.counter("precharges", "commands", kPrechargesDoc),
-                                 s.counter("refreshes", "commands", kRefreshesDoc)};
-  s.formula("row_hit_rate", "ratio", kHitRateDoc,
+  const DramTotalCounters totals{s.counter("row_hits"),      s.counter("row_misses"),
+                                 s.counter("row_conflicts"), s.counter("activates"),
+                                 s.counter("precharges"),    s.counter("refreshes")};
+  s.formula("row_hit_rate",
             Formula{{"row_hits"}, {"row_hits", "row_misses", "row_conflicts"}, 1.0});
 
   const auto count = static_cast<std::uint32_t>(organization_.channels());
@@ -262,14 +257,14 @@ Hbm3Dram::Hbm3Dram(const BuildContext& context)
     const std::string name = "channel[" + std::to_string(i) + "]";
     const StatsScope c = s.child(name);
     const DramChannelCounters own{
-        c.counter("row_hits", "commands", kRowHitsDoc),
-        c.counter("row_misses", "commands", kRowMissesDoc),
-        c.counter("row_conflicts", "commands", kRowConflictsDoc),
-        c.counter("read_bytes", "bytes", kReadBytesDoc),
-        c.counter("write_bytes", "bytes", kWriteBytesDoc),
-        c.histogram("queue_occupancy", "bursts", kOccupancyDoc, kOccupancyBucket, kOccupancyBuckets)};
+        c.counter("row_hits"),
+        c.counter("row_misses"),
+        c.counter("row_conflicts"),
+        c.counter("read_bytes"),
+        c.counter("write_bytes"),
+        c.histogram("queue_occupancy", kOccupancyBucket, kOccupancyBuckets)};
     totals_.bandwidth_formula(name + ".achieved_bandwidth",
-                              {name + ".read_bytes", name + ".write_bytes"}, kChannelBandwidthDoc);
+                              {name + ".read_bytes", name + ".write_bytes"});
     DramBurstListener& listener = *this;
     channels_.emplace_back(i, organization_, timing_, max_row_hits, listener, own, totals);
   }

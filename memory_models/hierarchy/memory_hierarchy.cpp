@@ -35,7 +35,7 @@ MemoryHierarchy::MemoryHierarchy(const BuildContext& context)
   l2.connect(slot_as<SliceMap>(context, "l2.slice_map"), slot_as<DramBackend>(context, "dram"));
   coalescer_.connect(l2);
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, coalescer_);
-  for (const Total& t : kTotals) context.stats.formula(t.name, "bytes", t.doc, Formula{{t.source}, {}, 1.0});
+  for (const Total& t : kTotals) context.stats.formula(t.name, Formula{{t.source}, {}, 1.0});
 }
 
 }  // namespace simfa::memory_models

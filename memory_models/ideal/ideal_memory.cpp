@@ -3,15 +3,6 @@
 
 namespace simfa::memory_models {
 
-namespace {
-const char* const kReadsDoc = "read requests";
-const char* const kWritesDoc = "write requests";
-const char* const kLlcReadDoc = "bytes of read requests arriving (no cache: all reach memory)";
-const char* const kLlcWriteDoc = "bytes of write requests arriving (no cache: all reach memory)";
-const char* const kDramReadDoc = "bytes read from memory";
-const char* const kDramWriteDoc = "bytes written to memory";
-}  // namespace
-
 void IdealMemory::describe(Schema& schema) {
   // 400 cycles: the order of a Hopper DRAM round trip as SM clocks see it (global-memory latency
   // is a few hundred cycles in Luo et al.'s H800 microbenchmarks, the paper's [12]); a round
@@ -25,23 +16,25 @@ void IdealMemory::describe(Schema& schema) {
   schema.boolean("bursts").def(false).doc(
       "take an engine's lines booked ahead as bursts, each sent at its cycle, one event a cycle "
       "for all SMs (docs/performance.md §10); false: line by line");
-  schema.stat("reads", StatKind::kCounter, "requests", kReadsDoc);
-  schema.stat("writes", StatKind::kCounter, "requests", kWritesDoc);
-  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes", kLlcReadDoc);
-  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes", kLlcWriteDoc);
-  schema.stat("dram_read_bytes", StatKind::kCounter, "bytes", kDramReadDoc);
-  schema.stat("dram_write_bytes", StatKind::kCounter, "bytes", kDramWriteDoc);
+  schema.stat("reads", StatKind::kCounter, "requests", "read requests");
+  schema.stat("writes", StatKind::kCounter, "requests", "write requests");
+  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes",
+              "bytes of read requests arriving (no cache: all reach memory)");
+  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes",
+              "bytes of write requests arriving (no cache: all reach memory)");
+  schema.stat("dram_read_bytes", StatKind::kCounter, "bytes", "bytes read from memory");
+  schema.stat("dram_write_bytes", StatKind::kCounter, "bytes", "bytes written to memory");
 }
 
 IdealMemory::IdealMemory(const BuildContext& context)
     : events_(context.events),
       latency_(static_cast<Cycle>(context.params.integer("latency"))),
-      reads_(context.stats.counter("reads", "requests", kReadsDoc)),
-      writes_(context.stats.counter("writes", "requests", kWritesDoc)),
-      llc_read_bytes_(context.stats.counter("llc_read_bytes", "bytes", kLlcReadDoc)),
-      llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)),
-      dram_read_bytes_(context.stats.counter("dram_read_bytes", "bytes", kDramReadDoc)),
-      dram_write_bytes_(context.stats.counter("dram_write_bytes", "bytes", kDramWriteDoc)) {
+      reads_(context.stats.counter("reads")),
+      writes_(context.stats.counter("writes")),
+      llc_read_bytes_(context.stats.counter("llc_read_bytes")),
+      llc_write_bytes_(context.stats.counter("llc_write_bytes")),
+      dram_read_bytes_(context.stats.counter("dram_read_bytes")),
+      dram_write_bytes_(context.stats.counter("dram_write_bytes")) {
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, *this);
 }
 

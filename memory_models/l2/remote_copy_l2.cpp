@@ -9,14 +9,6 @@
 namespace simfa::memory_models {
 
 namespace {
-const char* const kFarDoc =
-    "requests whose home slice is in the other partition than the requesting SM's";
-const char* const kShadowHitsDoc = "far reads served by a shadow copy in the near partition";
-const char* const kFabricReadsDoc =
-    "bytes of the far reads that cross to their home slice, not served by a shadow copy (Nsight "
-    "Compute's lts__t_sectors_srcunit_ltcfabric_op_read, in sectors)";
-const char* const kInsertionsDoc = "shadow copies inserted into the near partition";
-const char* const kSliceInsertionsDoc = "shadow copies inserted into this slice";
 
 // The partition each SM is near, by sm_partition, for every SM index a request can carry (the
 // rules extend past gpu.sm_count as `halves` always did).
@@ -83,11 +75,18 @@ void RemoteCopyL2::describe(Schema& schema) {
       .doc(
           "SMs of each GPC, in the order of the SM indices, comma-separated (\"16,16,18\": SMs "
           "0-15, 16-31, 32-49), repeating past their sum; read by sm_partition = gpcs");
-  schema.stat("far_requests", StatKind::kCounter, "requests", kFarDoc);
-  schema.stat("shadow_hits", StatKind::kCounter, "requests", kShadowHitsDoc);
-  schema.stat("fabric_read_bytes", StatKind::kCounter, "bytes", kFabricReadsDoc);
-  schema.stat("shadow_insertions", StatKind::kCounter, "lines", kInsertionsDoc);
-  schema.stat("slice[i].shadow_insertions", StatKind::kCounter, "lines", kSliceInsertionsDoc);
+  schema.stat("far_requests", StatKind::kCounter, "requests",
+              "requests whose home slice is in the other partition than the requesting SM's");
+  schema.stat("shadow_hits", StatKind::kCounter, "requests",
+              "far reads served by a shadow copy in the near partition");
+  schema.stat(
+      "fabric_read_bytes", StatKind::kCounter, "bytes",
+      "bytes of the far reads that cross to their home slice, not served by a shadow copy (Nsight "
+      "Compute's lts__t_sectors_srcunit_ltcfabric_op_read, in sectors)");
+  schema.stat("shadow_insertions", StatKind::kCounter, "lines",
+              "shadow copies inserted into the near partition");
+  schema.stat("slice[i].shadow_insertions", StatKind::kCounter, "lines",
+              "shadow copies inserted into this slice");
 }
 
 RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
@@ -100,18 +99,18 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
       occupancy_threshold_(context.params.real("occupancy_threshold")),
       near_partition_(near_partitions(context)),
       rng_state_(context.seed),
-      far_requests_(context.stats.counter("far_requests", "requests", kFarDoc)),
-      shadow_hits_(context.stats.counter("shadow_hits", "requests", kShadowHitsDoc)),
-      fabric_read_bytes_(context.stats.counter("fabric_read_bytes", "bytes", kFabricReadsDoc)),
-      shadow_insertions_(context.stats.counter("shadow_insertions", "lines", kInsertionsDoc)) {
+      far_requests_(context.stats.counter("far_requests")),
+      shadow_hits_(context.stats.counter("shadow_hits")),
+      fabric_read_bytes_(context.stats.counter("fabric_read_bytes")),
+      shadow_insertions_(context.stats.counter("shadow_insertions")) {
   if (slices() % 2 != 0)
     context.params.fail("slices", "slices (" + std::to_string(slices()) +
                                       ") must be even: l2.remote_copy splits them into two "
                                       "partitions of slices / 2");
   slice_insertions_.reserve(slices());
   for (std::uint32_t i = 0; i < slices(); ++i)
-    slice_insertions_.push_back(&context.stats.child("slice[" + std::to_string(i) + "]")
-                                     .counter("shadow_insertions", "lines", kSliceInsertionsDoc));
+    slice_insertions_.push_back(
+        &context.stats.child("slice[" + std::to_string(i) + "]").counter("shadow_insertions"));
 }
 
 void RemoteCopyL2::send(Cycle now, const MemRequest& request) {

@@ -18,19 +18,6 @@
 namespace simfa::memory_models {
 
 namespace {
-const char* const kHitsDoc = "requests served from the cache (shadow copies included)";
-const char* const kMissesDoc = "requests that found their line absent (merged ones included)";
-const char* const kHitRateDoc = "hits / (hits + misses)";
-const char* const kWritebacksDoc = "dirty lines evicted, each written back as its dirty sectors";
-const char* const kLlcReadDoc = "bytes of read requests arriving at the L2";
-const char* const kLlcWriteDoc = "bytes of write requests arriving at the L2";
-const char* const kSliceHitsDoc = "requests this slice served from its lines";
-const char* const kSliceMissesDoc = "requests this slice missed (merged ones included)";
-const char* const kMergesDoc = "misses merged into an MSHR already fetching their line";
-const char* const kWaitDoc = "cycles requests spent in this slice's queue (bandwidth and MSHR stalls)";
-const char* const kOccupancyDoc =
-    "cycles spent at each MSHR occupancy (bucket width ceil(mshr_per_slice / 16); the overflow "
-    "bucket counts cycles with every MSHR busy when mshr_per_slice is a multiple of 16 or at most 16)";
 
 std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
 }  // namespace
@@ -95,17 +82,30 @@ void SlicedCache::describe(Schema& schema) {
   schema.slot("replacement", "replacement", "picks the way a new line evicts from a full set",
               "replacement.lru");
 
-  schema.stat("hits", StatKind::kCounter, "requests", kHitsDoc);
-  schema.stat("misses", StatKind::kCounter, "requests", kMissesDoc);
-  schema.stat("hit_rate", StatKind::kFormula, "ratio", kHitRateDoc);
-  schema.stat("writebacks", StatKind::kCounter, "lines", kWritebacksDoc);
-  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes", kLlcReadDoc);
-  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes", kLlcWriteDoc);
-  schema.stat("slice[i].hits", StatKind::kCounter, "requests", kSliceHitsDoc);
-  schema.stat("slice[i].misses", StatKind::kCounter, "requests", kSliceMissesDoc);
-  schema.stat("slice[i].mshr_merges", StatKind::kCounter, "requests", kMergesDoc);
-  schema.stat("slice[i].queue_wait_cycles", StatKind::kCounter, "cycles", kWaitDoc);
-  schema.stat("slice[i].mshr_occupancy", StatKind::kHistogram, "cycles", kOccupancyDoc);
+  schema.stat("hits", StatKind::kCounter, "requests",
+              "requests served from the cache (shadow copies included)");
+  schema.stat("misses", StatKind::kCounter, "requests",
+              "requests that found their line absent (merged ones included)");
+  schema.stat("hit_rate", StatKind::kFormula, "ratio", "hits / (hits + misses)");
+  schema.stat("writebacks", StatKind::kCounter, "lines",
+              "dirty lines evicted, each written back as its dirty sectors");
+  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes",
+              "bytes of read requests arriving at the L2");
+  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes",
+              "bytes of write requests arriving at the L2");
+  schema.stat("slice[i].hits", StatKind::kCounter, "requests",
+              "requests this slice served from its lines");
+  schema.stat("slice[i].misses", StatKind::kCounter, "requests",
+              "requests this slice missed (merged ones included)");
+  schema.stat("slice[i].mshr_merges", StatKind::kCounter, "requests",
+              "misses merged into an MSHR already fetching their line");
+  schema.stat("slice[i].queue_wait_cycles", StatKind::kCounter, "cycles",
+              "cycles requests spent in this slice's queue (bandwidth and MSHR stalls)");
+  schema.stat(
+      "slice[i].mshr_occupancy", StatKind::kHistogram, "cycles",
+      "cycles spent at each MSHR occupancy (bucket width ceil(mshr_per_slice / 16); the overflow "
+      "bucket counts cycles with every MSHR busy when mshr_per_slice is a multiple of 16 or at "
+      "most 16)");
 }
 
 SlicedCache::SlicedCache(const BuildContext& context)
@@ -120,15 +120,15 @@ SlicedCache::SlicedCache(const BuildContext& context)
       hit_latency_(context.gpu.memory_clock().latency_in(
           context.gpu.sm_clock(),
           static_cast<std::uint64_t>(context.params.integer("hit_latency")))),
-      interval_(static_cast<std::uint64_t>(std::llround(
-          static_cast<double>(std::uint64_t{1} << kRateShift) /
-          context.gpu.memory_clock().rate_in(context.gpu.sm_clock(),
-                                             context.params.real("requests_per_cycle"))))),
-      hits_(context.stats.counter("hits", "requests", kHitsDoc)),
-      misses_(context.stats.counter("misses", "requests", kMissesDoc)),
-      writebacks_(context.stats.counter("writebacks", "lines", kWritebacksDoc)),
-      llc_read_bytes_(context.stats.counter("llc_read_bytes", "bytes", kLlcReadDoc)),
-      llc_write_bytes_(context.stats.counter("llc_write_bytes", "bytes", kLlcWriteDoc)),
+      interval_(static_cast<std::uint64_t>(
+          std::llround(static_cast<double>(std::uint64_t{1} << kRateShift) /
+                       context.gpu.memory_clock().rate_in(
+                           context.gpu.sm_clock(), context.params.real("requests_per_cycle"))))),
+      hits_(context.stats.counter("hits")),
+      misses_(context.stats.counter("misses")),
+      writebacks_(context.stats.counter("writebacks")),
+      llc_read_bytes_(context.stats.counter("llc_read_bytes")),
+      llc_write_bytes_(context.stats.counter("llc_write_bytes")),
       predictor_(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1))) {
   const Params& params = context.params;
   const std::int64_t size = params.size_bytes("size");
@@ -169,13 +169,11 @@ SlicedCache::SlicedCache(const BuildContext& context)
     Slice& s = slice_state_[i];
     s.mshr_lines = LineChains(std::size_t{mshrs_} * 2);
     const StatsScope scope = context.stats.child("slice[" + std::to_string(i) + "]");
-    s.stats = {&scope.counter("hits", "requests", kSliceHitsDoc),
-               &scope.counter("misses", "requests", kSliceMissesDoc),
-               &scope.counter("mshr_merges", "requests", kMergesDoc),
-               &scope.counter("queue_wait_cycles", "cycles", kWaitDoc),
-               &scope.histogram("mshr_occupancy", "cycles", kOccupancyDoc, width, buckets)};
+    s.stats = {&scope.counter("hits"), &scope.counter("misses"), &scope.counter("mshr_merges"),
+               &scope.counter("queue_wait_cycles"),
+               &scope.histogram("mshr_occupancy", width, buckets)};
   }
-  context.stats.formula("hit_rate", "ratio", kHitRateDoc, Formula{{"hits"}, {"hits", "misses"}, 1.0});
+  context.stats.formula("hit_rate", Formula{{"hits"}, {"hits", "misses"}, 1.0});
 }
 
 void SlicedCache::connect(const SliceMap& slice_map, MemoryPort& dram) {

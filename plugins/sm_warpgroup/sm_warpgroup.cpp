@@ -29,10 +29,6 @@ std::string issued_stat(const InstructionSpec& spec) {
   return "issued." + name;
 }
 
-std::string issued_doc(const InstructionSpec& spec) {
-  return std::string(spec.name) + " instructions issued";
-}
-
 // TMA token: the stage and the CTA slot, with the CTA's admission serial so a completion that
 // outlives its CTA (a store nobody waited for) is recognised and dropped.
 //   bits 0-7 stage | bit 8 completes on the stage's mbarrier | bits 16-31 CTA slot |
@@ -176,10 +172,15 @@ void WarpGroupSm::describe(Schema& schema) {
              "docs/core-model.md)");
   }
   schema.stat("issued_instructions", StatKind::kCounter, "instructions", "instructions issued");
-  for (const InstructionSpec& spec : InstructionSet::hopper().specs())
-    schema.stat(issued_stat(spec), StatKind::kCounter, "instructions", issued_doc(spec));
+  // One counter per instruction of the run's table, Hopper's and the loaded plugins'.
+  schema.stat("issued.<op>", StatKind::kCounter, "instructions",
+              "instructions of one kind issued, its name in lower case (issued.tma_load, "
+              "issued.wgmma, ...)");
   for (int w = 0; w < kWaitCount; ++w)
     schema.stat(kWaitStat[w], StatKind::kCounter, "cycles", kWaitStatDoc[w]);
+  schema.stat("stall.engine", StatKind::kCounter, "cycles",
+              "WarpGroup-cycles blocked on an instruction a plugin's engine refused (only where "
+              "such an engine is wired in)");
   schema.stat("bubble_cycles", StatKind::kCounter, "cycles",
               "WarpGroup-cycles charged by BUBBLE instructions");
   schema.stat("ctas_completed", StatKind::kCounter, "CTAs", "CTAs retired on this SM");
@@ -231,8 +232,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
     pipe_busy_[p] = &context.stats.counter(kPipes[p].busy_stat);
   }
   for (const InstructionSpec& spec : instructions_->specs())
-    issued_by_op_.push_back(
-        &context.stats.counter(issued_stat(spec), "instructions", issued_doc(spec)));
+    issued_by_op_.push_back(&context.stats.counter(issued_stat(spec)));
   for (int w = 0; w < kWaitCount; ++w)
     stall_[w] = &context.stats.counter(kWaitStat[w]);
   // The engines of plugins' instructions that the manifest wires in ([sm.<kind>]). A kind named
@@ -252,12 +252,8 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
       engine_kinds_.emplace_back(kind);
     }
   }
-  // Only where an engine is, so a Hopper run's statistics stay as they were; declared here, as
-  // the counters of plugins' instructions are, since describe() cannot know whether one will be.
-  if (!engines_.empty())
-    stall_[kEngineWait] = &context.stats.counter(
-        "stall.engine", "cycles",
-        "WarpGroup-cycles blocked on an instruction a plugin's engine refused");
+  // Only where an engine is, so a Hopper run's statistics stay as they were.
+  if (!engines_.empty()) stall_[kEngineWait] = &context.stats.counter("stall.engine");
   context.stats.formula("issue_utilization",
                         Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
   candidates_.reserve(max_warpgroups_);

@@ -92,7 +92,8 @@ class ManualEventQueue final : public EventQueue {
 // as if set at line 3 of "test.toml".
 class Harness {
  public:
-  Harness(const CatalogEntry& entry, const std::map<std::string, ParamValue>& overrides) {
+  Harness(const CatalogEntry& entry, const std::map<std::string, ParamValue>& overrides)
+      : schema_(&entry.schema) {
     std::vector<Params::Entry> values;
     for (const auto& spec : entry.schema.params()) {
       Params::Entry e;
@@ -111,7 +112,7 @@ class Harness {
   }
 
   BuildContext context() {
-    return BuildContext{params_, events_, StatsScope(stats_, "probe"), gpu_, 7, -1};
+    return BuildContext{params_, events_, StatsScope(stats_, "probe", schema_), gpu_, 7, -1};
   }
   ManualEventQueue& events() { return events_; }
   StatsRegistryImpl& stats() { return stats_; }
@@ -125,6 +126,7 @@ class Harness {
     return where;
   }
 
+  const Schema* schema_;
   Params params_;
   ManualEventQueue events_;
   StatsRegistryImpl stats_;
@@ -198,7 +200,7 @@ TEST(PluginHost, GoodPluginDescribesItself) {
   EXPECT_EQ(period->default_value, ParamValue{std::int64_t{10}});
   EXPECT_EQ(period->min, 1.0);
   EXPECT_EQ(period->max, 1000.0);
-  EXPECT_EQ(counter->schema.find("on_build")->choices.size(), 4u);
+  EXPECT_EQ(counter->schema.find("on_build")->choices.size(), 5u);
   ASSERT_EQ(counter->schema.stats().size(), 2u);
   EXPECT_EQ(counter->schema.stats()[0].name, "fired");
 
@@ -258,6 +260,11 @@ TEST(PluginHost, CreateTurnsOtherPluginExceptionsIntoErrorsNamingThePlugin) {
            {"throw_std", "error: [probe] probe exploded [plugin probe.counter 1.0.0]"},
            {"throw_unknown",
             "error: [probe] unknown exception while building the component [plugin probe.counter "
+            "1.0.0]"},
+           // A statistic is bound by the name its schema declares, or not at all.
+           {"bind_undeclared",
+            "internal: statistic 'probe.misfired' is bound but not declared: the component's "
+            "schema has no counter 'misfired' (Schema::stat in describe()) [plugin probe.counter "
             "1.0.0]"}}) {
     Harness h(counter, {{"on_build", mode}});
     try {
@@ -388,13 +395,13 @@ TEST(Describe, ShowsEveryParameterWithItsMetadata) {
       counter,
       HasSubstr("parameters:\n"
                 "  NAME      TYPE    UNIT    DEFAULT  ALLOWED                                "
-                "               DESCRIPTION\n"
+                "                                DESCRIPTION\n"
                 "  period    int     cycles  10       1 .. 1000                              "
-                "               Cycles between two ticks.\n"
+                "                                Cycles between two ticks.\n"
                 "  ticks     int             3        >= 1                                   "
-                "               Ticks before it stops.\n"
+                "                                Ticks before it stops.\n"
                 "  on_build  string          \"build\"  one of: build, throw_std, "
-                "throw_input, throw_unknown  What the factory does"));
+                "throw_input, throw_unknown, bind_undeclared  What the factory does"));
   EXPECT_THAT(counter, HasSubstr("statistics:\n  NAME       KIND     UNIT    DESCRIPTION\n"
                                  "  fired      counter  events  Ticks so far.\n"));
 

@@ -89,12 +89,15 @@ class DramBench {
   template <typename T>
   std::unique_ptr<T> make(const ParamOverrides& overrides = {}) {
     params_.push_back(resolve_params<T>(overrides));
-    const BuildContext context{params_.back(), events, StatsScope(stats, "dram"), gpu, 1, -1};
+    T::describe(schemas_.emplace_back());
+    const BuildContext context{
+        params_.back(), events, StatsScope(stats, "dram", &schemas_.back()), gpu, 1, -1};
     return std::make_unique<T>(context);
   }
 
  private:
   std::deque<Params> params_;  // BuildContext::params must outlive the component
+  std::deque<Schema> schemas_;  // so must its statistics' declarations
 };
 
 /// The tokens of `client`'s responses, in the order they came.

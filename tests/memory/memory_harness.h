@@ -57,14 +57,17 @@ class MemoryBench {
   std::unique_ptr<T> make(const ParamOverrides& overrides = {}, std::uint64_t seed = 1,
                           const std::string& prefix = "c") {
     params_.push_back(resolve_params<T>(overrides));
+    T::describe(schemas_.emplace_back());
     const SlotResolver* sub_slots = slots.empty() ? nullptr : &slots;
-    const BuildContext context{params_.back(), events, StatsScope(stats, prefix), gpu, seed, -1,
-                               sub_slots};
+    const BuildContext context{
+        params_.back(), events, StatsScope(stats, prefix, &schemas_.back()), gpu, seed, -1,
+        sub_slots};
     return std::make_unique<T>(context);
   }
 
  private:
   std::deque<Params> params_;  // BuildContext::params must outlive the component
+  std::deque<Schema> schemas_;  // so must its statistics' declarations
 };
 
 /// Records every response it is given, and every prefetch_response hint.

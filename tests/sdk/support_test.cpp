@@ -218,5 +218,46 @@ TEST(StatsScope, BindsWhatTheSchemaDeclaresByName) {
   EXPECT_THROW(StatsScope(stats, "x").counter("hits"), Error);  // no schema to read
 }
 
+TEST(StatsScope, BindsAnIndexedOrNamedInstanceOfADeclaration) {
+  Schema schema;
+  schema.stat("slice[i].hits", StatKind::kCounter, "requests", "lines this slice found");
+  schema.stat("issued.<op>", StatKind::kCounter, "instructions", "instructions of one kind");
+  RecordingStats stats;
+  const StatsScope scope(stats, "sm[0]", &schema);
+  scope.counter("slice[12].hits");
+  scope.child("slice[3]").counter("hits");
+  scope.counter("issued.tma_load");
+  EXPECT_EQ(stats.declared, (std::vector<std::string>{
+                                "sm[0].slice[12].hits [requests] lines this slice found",
+                                "sm[0].slice[3].hits [requests] lines this slice found",
+                                "sm[0].issued.tma_load [instructions] instructions of one kind"}));
+  EXPECT_THROW(scope.counter("hits"), Error);  // only as a slice's
+  EXPECT_THROW(scope.child("slice[3]").counter("misses"), Error);
+  EXPECT_THROW(scope.counter("issued"), Error);  // the name part is missing
+  try {
+    scope.child("slice[3]").counter("misses");
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "internal: statistic 'sm[0].slice[3].misses' is bound but not declared: the "
+              "component's schema has no counter 'slice[3].misses' (Schema::stat in describe())");
+  }
+}
+
+TEST(StatsScope, DeclaredNamesStandForIndicesAndNameParts) {
+  EXPECT_TRUE(declared_stat_names("hits", "hits"));
+  EXPECT_FALSE(declared_stat_names("hits", "hit"));
+  EXPECT_FALSE(declared_stat_names("hits", "hitss"));
+  EXPECT_TRUE(declared_stat_names("slice[i].hits", "slice[0].hits"));
+  EXPECT_TRUE(declared_stat_names("slice[i].hits", "slice[127].hits"));
+  EXPECT_FALSE(declared_stat_names("slice[i].hits", "slice[].hits"));
+  EXPECT_FALSE(declared_stat_names("slice[i].hits", "slice[x].hits"));
+  EXPECT_FALSE(declared_stat_names("slice[i].hits", "slice[1"));
+  EXPECT_FALSE(declared_stat_names("slice[i].hits", "slice.hits"));
+  EXPECT_TRUE(declared_stat_names("issued.<op>", "issued.wgmma_commit"));
+  EXPECT_FALSE(declared_stat_names("issued.<op>", "issued."));
+  EXPECT_FALSE(declared_stat_names("issued.<op>", "issued.a.b"));
+  EXPECT_TRUE(declared_stat_names("channel[i].<op>.n", "channel[2].x.n"));
+}
+
 }  // namespace
 }  // namespace simfa

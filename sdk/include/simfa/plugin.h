@@ -35,7 +35,10 @@ namespace simfa {
 /// 14: engines report their use through the sdk (item 5 of issue 14): TmaEngine::busy_cycles
 ///     and issued_bytes, TensorCoreEngine::busy_cycles, InstructionEngine::busy_cycles, and
 ///     SmCore::meters (SmMeter), which the run summary and the counter tracks read.
-inline constexpr std::uint32_t kSdkAbiVersion = 14;
+/// 15: statistics come from the schema alone (item 5 of issue 14): StatsScope binds by the
+///     declared name only ("[i]" and "<...>" in a declared name stand for an index and a name
+///     part), its child scopes too; the overloads taking a unit and doc are gone.
+inline constexpr std::uint32_t kSdkAbiVersion = 15;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

@@ -74,11 +74,37 @@ class SIMFA_API StatsRegistry {
   ~StatsRegistry() = default;
 };
 
-/// A registry seen from one component: names are prefixed with the component's path. A
-/// component's own scope knows its schema, so a statistic it declared in describe() is bound by
-/// name alone: its unit and doc are written once, in the declaration.
+/// Whether `name` is an instance of the statistic a schema declares as `declared`: "[i]" in a
+/// declared name stands for an index ("slice[i].hits" names "slice[3].hits") and "<...>" for
+/// one part of a name, up to the next '.' ("issued.<op>" names "issued.tma_load").
+inline bool declared_stat_names(std::string_view declared, std::string_view name) {
+  std::size_t d = 0, n = 0;
+  while (d < declared.size()) {
+    if (declared.substr(d, 3) == "[i]") {
+      if (n >= name.size() || name[n] != '[') return false;
+      const std::size_t digits = name.find_first_not_of("0123456789", n + 1);
+      if (digits == n + 1 || digits == std::string_view::npos || name[digits] != ']') return false;
+      d += 3, n = digits + 1;
+    } else if (declared[d] == '<') {
+      const std::size_t close = declared.find('>', d);
+      if (close == std::string_view::npos) return false;
+      const std::size_t part = std::min(name.find('.', n), name.size());
+      if (part == n) return false;
+      d = close + 1, n = part;
+    } else {
+      if (n >= name.size() || name[n] != declared[d]) return false;
+      ++d, ++n;
+    }
+  }
+  return n == name.size();
+}
+
+/// A registry seen from one component: names are prefixed with the component's path. Each
+/// statistic is bound by the name its component's schema declares (Schema::stat in describe()),
+/// which gives its kind, unit and doc: they are written once, in the declaration.
 class StatsScope {
  public:
+  /// `schema`: the component's; null for a component that declares no statistics.
   StatsScope(StatsRegistry& registry, std::string prefix, const Schema* schema = nullptr)
       : registry_(&registry), prefix_(std::move(prefix)), schema_(schema) {}
 
@@ -93,44 +119,45 @@ class StatsScope {
     const StatSpec& s = declared(name, StatKind::kHistogram);
     return registry_->histogram(full(name), s.unit, s.doc, bucket_width, bucket_count);
   }
-  /// The formula the schema declares as `name`, computed as `f` says.
+  /// The formula the schema declares as `name`, computed as `f` says (its names relative to this
+  /// scope).
   void formula(std::string_view name, Formula f) const {
     const StatSpec& s = declared(name, StatKind::kFormula);
-    formula(name, s.unit, s.doc, std::move(f));
-  }
-
-  Counter& counter(std::string_view name, std::string_view unit, std::string_view doc) const {
-    return registry_->counter(full(name), unit, doc);
-  }
-  Histogram& histogram(std::string_view name, std::string_view unit, std::string_view doc,
-                       std::uint64_t bucket_width, std::size_t bucket_count) const {
-    return registry_->histogram(full(name), unit, doc, bucket_width, bucket_count);
-  }
-  void formula(std::string_view name, std::string_view unit, std::string_view doc, Formula f) const {
     for (auto& n : f.numerator) n = full(n);
     for (auto& d : f.denominator) d = full(d);
-    registry_->formula(full(name), unit, doc, std::move(f));
+    registry_->formula(full(name), s.unit, s.doc, std::move(f));
   }
-  /// A nested scope: child("slice[3]") of "l2" names "l2.slice[3].*". It binds statistics with
-  /// their unit and doc given (the schema's names are relative to the component).
-  StatsScope child(std::string_view name) const { return StatsScope(*registry_, full(name)); }
+  /// A nested scope: child("slice[3]") of "l2" binds "l2.slice[3].hits" as the schema declares
+  /// "slice[i].hits".
+  StatsScope child(std::string_view name) const {
+    StatsScope c(*registry_, full(name), schema_);
+    c.within_ = within(name);
+    return c;
+  }
   const std::string& prefix() const { return prefix_; }
 
  private:
   std::string full(std::string_view name) const {
     return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name);
   }
+  // The name relative to the component, as its schema declares it.
+  std::string within(std::string_view name) const {
+    return within_.empty() ? std::string(name) : within_ + "." + std::string(name);
+  }
   const StatSpec& declared(std::string_view name, StatKind kind) const {
+    const std::string relative = within(name);
     if (schema_)
       for (const StatSpec& s : schema_->stats())
-        if (s.name == name && s.kind == kind) return s;
-    throw Error("internal: statistic '" + full(name) + "' is bound by name but its component's " +
-                "schema declares no " + simfa::to_string(kind) + " of that name");
+        if (s.kind == kind && declared_stat_names(s.name, relative)) return s;
+    throw Error("internal: statistic '" + full(name) + "' is bound but not declared: the " +
+                "component's schema has no " + simfa::to_string(kind) + " '" + relative +
+                "' (Schema::stat in describe())");
   }
 
   StatsRegistry* registry_;
   std::string prefix_;
-  const Schema* schema_;  ///< the component's; null: statistics are bound with unit and doc
+  const Schema* schema_;
+  std::string within_;  ///< a child's path inside its component ("slice[3]"); "" at the top
 };
 
 }  // namespace simfa

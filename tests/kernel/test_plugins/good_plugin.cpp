@@ -19,9 +19,9 @@ class TickCounter final : public simfa::Component, public simfa::EventTarget {
     s.integer("period").unit("cycles").def(10).range(1, 1000).doc("Cycles between two ticks.");
     s.integer("ticks").def(3).min(1).doc("Ticks before it stops.");
     s.string("on_build")
-        .choices({"build", "throw_std", "throw_input", "throw_unknown"})
+        .choices({"build", "throw_std", "throw_input", "throw_unknown", "bind_undeclared"})
         .def("build")
-        .doc("What the factory does: build, or fail in one of three ways.");
+        .doc("What the factory does: build, or fail in one of four ways.");
     s.stat("fired", simfa::StatKind::kCounter, "events", "Ticks so far.");
     s.stat("last_tick", simfa::StatKind::kCounter, "cycles", "Cycle of the last tick.");
   }
@@ -30,12 +30,13 @@ class TickCounter final : public simfa::Component, public simfa::EventTarget {
       : events_(c.events),
         period_(static_cast<simfa::Cycle>(c.params.integer("period"))),
         remaining_(c.params.integer("ticks")),
-        fired_(c.stats.counter("fired", "events", "Ticks so far.")),
-        last_tick_(c.stats.counter("last_tick", "cycles", "Cycle of the last tick.")) {
+        fired_(c.stats.counter("fired")),
+        last_tick_(c.stats.counter("last_tick")) {
     const std::string& on_build = c.params.string("on_build");
     if (on_build == "throw_std") throw std::runtime_error("probe exploded");
     if (on_build == "throw_input") c.params.fail("period", "period must divide 1000");
     if (on_build == "throw_unknown") throw 42;
+    if (on_build == "bind_undeclared") c.stats.counter("misfired");
     events_.schedule(period_, *this);
   }
 
@@ -69,8 +70,9 @@ class OldestFirst final : public simfa::WarpSchedulerPolicy {
   }
 
   explicit OldestFirst(const simfa::BuildContext& c)
-      : picks_(c.stats.counter("picks", "picks", "Decisions made.")),
-        ready_(c.stats.histogram("ready", "WarpGroups", "Ready WarpGroups per pick.", 1, 16)) {}
+      : picks_(c.stats.counter("picks")), ready_(c.stats.histogram("ready", 1, 16)) {
+    c.stats.formula("mean_ready", simfa::Formula{{"ready"}, {}, 1.0});
+  }
 
   std::size_t pick(std::span<const simfa::IssueCandidate> ready) override {
     picks_.add();
