@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "kernel/workload_spec.h"
 #include "simfa/error.h"
+#include "simfa/memory.h"
 
 namespace simfa::kernel {
 
@@ -47,8 +49,11 @@ AblationRow run_for_ablation(const std::string& manifest, const std::string& wor
   row.manifest = manifest;
   row.outcome = r.outcome;
   row.cycles = r.cycles;
-  row.has_l2 = sim.stats().has("memory.l2.hit_rate");
-  row.l2_hit_rate = sim.stats().value("memory.l2.hit_rate");
+  if (const std::optional<CacheUse> l2 = sim.memory().cache_use()) {
+    row.has_l2 = true;
+    const double lookups = static_cast<double>(l2->hits) + static_cast<double>(l2->misses);
+    row.l2_hit_rate = lookups > 0 ? static_cast<double>(l2->hits) / lookups : 0.0;
+  }
   row.dram_bytes = static_cast<std::uint64_t>(sim.stats().value("memory.dram_read_bytes") +
                                               sim.stats().value("memory.dram_write_bytes"));
   return row;

@@ -16,28 +16,28 @@ bool all_exist(const StatsRegistryImpl& stats, const std::vector<std::string>& p
 }  // namespace
 
 CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
-                             const std::vector<int>& traced, double clock_mhz, Cycle window)
+                             const MemoryPort& memory, const std::vector<int>& traced,
+                             double clock_mhz, Cycle window)
     : stats_(stats),
       sms_(sms),
+      memory_(memory),
       meters_(sms.size()),
       meters_read_(sms.size()),
       window_(std::max<Cycle>(window, 1)) {
   // Bytes per SM cycle to GB/s: clock_mhz * 1e6 cycles per second, 1e9 bytes per GB.
   const double gb_per_s = clock_mhz / 1e3;
-  auto add = [&](Track t) {
-    if (all_exist(stats_, t.a) && all_exist(stats_, t.b)) tracks_.push_back(std::move(t));
-  };
   // The SMs' meters: a pipeline's busy share and each level per traced SM, each level over
   // every SM.
   std::vector<SmMeter> meters;
   auto meter_track = [&](const SmMeter& m, int sm) {
     const std::string where = sm >= 0 ? fmt::format("SM {} ", sm) : "";
     Track t;
+    t.sm = sm, t.source = Source::kMeter, t.meter = m.name;
     if (m.kind == SmMeter::Kind::kPipelineBusy) {
-      t = {where + m.name + " busy", "%", sm, Kind::kBusy, {}, {}, 100.0, m.name, {}, {}};
+      t.name = where + m.name + " busy", t.unit = "%", t.kind = Kind::kBusy, t.scale = 100.0;
     } else {
-      t = {where + m.name, m.unit, sm, Kind::kLevel, {}, {}, 1.0, m.name, {}, {}};
-      if (sm < 0) t.name += " (all SMs)";
+      t.name = where + m.name + (sm < 0 ? " (all SMs)" : ""), t.unit = m.unit;
+      t.kind = Kind::kLevel;
     }
     tracks_.push_back(std::move(t));
   };
@@ -46,7 +46,8 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<S
     meters.clear();
     sms_[static_cast<std::size_t>(sm)]->meters(meters);
     for (const SmMeter& m : meters)
-      if (m.kind != SmMeter::Kind::kBusy) meter_track(m, sm);
+      if (m.kind == SmMeter::Kind::kPipelineBusy || m.kind == SmMeter::Kind::kLevel)
+        meter_track(m, sm);
   }
   if (!sms_.empty()) {
     meters.clear();
@@ -54,36 +55,20 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<S
     for (const SmMeter& m : meters)
       if (m.kind == SmMeter::Kind::kLevel) meter_track(m, -1);
   }
-  add({"L2 hit rate",
-       "%",
-       -1,
-       Kind::kRatio,
-       {"memory.l2.hits"},
-       {"memory.l2.misses"},
-       100.0,
-       {},
-       {},
-       {}});
-  add({"L2 bandwidth",
-       "GB/s",
-       -1,
-       Kind::kRate,
-       {"memory.llc_read_bytes", "memory.llc_write_bytes"},
-       {},
-       gb_per_s,
-       {},
-       {},
-       {}});
-  add({"DRAM bandwidth",
-       "GB/s",
-       -1,
-       Kind::kRate,
-       {"memory.dram_read_bytes", "memory.dram_write_bytes"},
-       {},
-       gb_per_s,
-       {},
-       {},
-       {}});
+  if (memory_.cache_use()) {
+    Track t;
+    t.name = "L2 hit rate", t.unit = "%", t.kind = Kind::kRatio, t.source = Source::kCacheUse;
+    t.scale = 100.0;
+    tracks_.push_back(std::move(t));
+  }
+  // The byte totals of the stats contract (docs/stats.md), where the memory provides them.
+  auto bandwidth = [&](const char* name, std::vector<std::string> statistics) {
+    Track t;
+    t.name = name, t.unit = "GB/s", t.statistics = std::move(statistics), t.scale = gb_per_s;
+    if (all_exist(stats_, t.statistics)) tracks_.push_back(std::move(t));
+  };
+  bandwidth("L2 bandwidth", {"memory.llc_read_bytes", "memory.llc_write_bytes"});
+  bandwidth("DRAM bandwidth", {"memory.dram_read_bytes", "memory.dram_write_bytes"});
 }
 
 double CounterTracks::sum(const std::vector<std::string>& paths) const {
@@ -115,13 +100,23 @@ std::pair<double, double> CounterTracks::meter(const std::string& name, int sm) 
 void CounterTracks::record() {
   std::fill(meters_read_.begin(), meters_read_.end(), false);
   for (Track& t : tracks_) {
-    if (t.meter.empty()) {
-      t.a_values.push_back(sum(t.a));
-      t.b_values.push_back(sum(t.b));
-    } else {
-      const auto [value, less] = meter(t.meter, t.sm);
-      t.a_values.push_back(value);
-      t.b_values.push_back(less);
+    switch (t.source) {
+      case Source::kStatistics:
+        t.a_values.push_back(sum(t.statistics));
+        t.b_values.push_back(0);
+        break;
+      case Source::kMeter: {
+        const auto [value, less] = meter(t.meter, t.sm);
+        t.a_values.push_back(value);
+        t.b_values.push_back(less);
+        break;
+      }
+      case Source::kCacheUse: {
+        const CacheUse use = memory_.cache_use().value_or(CacheUse{});
+        t.a_values.push_back(static_cast<double>(use.hits));
+        t.b_values.push_back(static_cast<double>(use.misses));
+        break;
+      }
     }
   }
 }

@@ -11,6 +11,7 @@
 
 #include "kernel/stats_registry.h"
 #include "simfa/core.h"
+#include "simfa/memory.h"
 #include "simfa/types.h"
 
 namespace simfa::kernel {
@@ -23,16 +24,21 @@ class CounterTracks {
     kRatio,  ///< (change of a) / (change of a + change of b)
     kLevel,  ///< a - b at each window's start: an amount held, e.g. bytes in flight
   };
+  /// Where a track's a and b come from.
+  enum class Source {
+    kStatistics,  ///< the sum of `statistics` into a; b is 0
+    kMeter,       ///< the SM meter `meter`: its value and its `less`, summed over `sm` (-1: all)
+    kCacheUse,    ///< the memory's last-level cache (MemoryPort::cache_use): hits and misses
+  };
   struct Track {
     std::string name;  ///< e.g. "SM 0 tensor core busy"
     std::string unit;  ///< the value's unit, e.g. "%", "GB/s", "bytes"
     int sm = -1;       ///< the SM it belongs to, or -1 for the whole GPU
     Kind kind = Kind::kRate;
-    std::vector<std::string> a, b;  ///< statistics summed into a and b
+    Source source = Source::kStatistics;
+    std::vector<std::string> statistics;  ///< kStatistics
     double scale = 1;
-    /// Or an SM meter (SmMeter::name): its value into a, its `less` into b, summed over `sm`
-    /// or, for -1, every SM.
-    std::string meter;
+    std::string meter;                       ///< kMeter: SmMeter::name
     std::vector<double> a_values, b_values;  ///< cumulative sums at each sample
   };
   /// One step of a track: `value` holds from `begin` to the next point's begin.
@@ -41,10 +47,12 @@ class CounterTracks {
     double value;
   };
 
-  /// The tracks of the SMs' meters (per SM of `traced`, and over all `sms` for the levels) and
-  /// of the memory statistics that exist in `stats`.
+  /// The tracks of the SMs' meters (per SM of `traced`, and over all `sms` for the levels), of
+  /// the memory's last-level cache where it has one, and of the memory statistics that exist in
+  /// `stats`.
   CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
-                const std::vector<int>& traced, double clock_mhz, Cycle window);
+                const MemoryPort& memory, const std::vector<int>& traced, double clock_mhz,
+                Cycle window);
 
   /// The first sample boundary not yet recorded.
   Cycle next_sample() const { return next_; }
@@ -67,6 +75,7 @@ class CounterTracks {
 
   const StatsRegistryImpl& stats_;
   std::vector<SmCore*> sms_;
+  const MemoryPort& memory_;
   std::vector<std::vector<SmMeter>> meters_;  ///< per SM, read at each sample
   std::vector<bool> meters_read_;             ///< per SM, in the current sample
   Cycle window_;

@@ -72,7 +72,7 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
                                                         traced ? &timeline_ : nullptr, *memory_});
   }
   if (options_.counter_window > 0)
-    counters_ = std::make_unique<CounterTracks>(stats_, sms_, options_.timeline_sms,
+    counters_ = std::make_unique<CounterTracks>(stats_, sms_, *memory_, options_.timeline_sms,
                                                 manifest_.gpu.clock_mhz, options_.counter_window);
 }
 
@@ -366,14 +366,17 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
 std::string Simulation::summary(const RunResult& r) const {
   const double sms = static_cast<double>(manifest_.gpu.sm_count);
   const double cycles = static_cast<double>(r.cycles);
-  // Engine utilization as the SMs report it (SmCore::meters), summed over the SMs by name.
+  // Engine utilization and stalls as the SMs report them (SmCore::meters), summed over the SMs
+  // by name: the engines in the order the SMs give them, the stalls in the order of their names.
   std::vector<std::pair<std::string, std::uint64_t>> busy;
+  std::map<std::string, std::uint64_t> stalls;
   std::vector<SmMeter> meters;
   for (const SmCore* sm : sms_) {
     meters.clear();
     sm->meters(meters);
     for (const SmMeter& m : meters) {
-      if (m.kind == SmMeter::Kind::kLevel) continue;
+      if (m.kind == SmMeter::Kind::kStall) stalls[m.name] += m.value;
+      if (m.kind != SmMeter::Kind::kBusy && m.kind != SmMeter::Kind::kPipelineBusy) continue;
       auto it =
           std::find_if(busy.begin(), busy.end(), [&](const auto& b) { return b.first == m.name; });
       if (it == busy.end()) it = busy.insert(busy.end(), {m.name, 0});
@@ -392,12 +395,11 @@ std::string Simulation::summary(const RunResult& r) const {
   for (const auto& [name, cycles_busy] : busy)
     s += fmt::format("{:<18}{:.1f}%\n", name + " busy",
                      100.0 * static_cast<double>(cycles_busy) / (cycles * sms));
-  auto stalls = stats_.sum_indexed_by_tail("sm", "stall.");
   if (!stalls.empty()) {
     s += "stall cycles      ";
     bool first = true;
     for (const auto& [name, total] : stalls) {
-      s += fmt::format("{}{} {}", first ? "" : ", ", name.substr(6), total);
+      s += fmt::format("{}{} {}", first ? "" : ", ", name, total);
       first = false;
     }
     s += "\n";

@@ -73,6 +73,8 @@ class Simulation final : private CtaHost {
   RunResult run();
 
   const StatsRegistryImpl& stats() const { return stats_; }
+  /// The memory system the SMs send to (the manifest's [memory]).
+  const MemoryPort& memory() const { return *memory_; }
   const Timeline& timeline() const { return timeline_; }
   /// Null unless RunOptions::counter_window was set.
   const CounterTracks* counter_tracks() const { return counters_.get(); }

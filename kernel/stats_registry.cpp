@@ -63,22 +63,6 @@ std::uint64_t StatsRegistryImpl::sum_indexed(std::string_view head, std::string_
   return total;
 }
 
-std::map<std::string, std::uint64_t> StatsRegistryImpl::sum_indexed_by_tail(
-    std::string_view head, std::string_view tail_prefix) const {
-  std::map<std::string, std::uint64_t> sums;
-  const std::string prefix = std::string(head) + "[";
-  for (auto it = entries_.lower_bound(prefix); it != entries_.end(); ++it) {
-    const std::string& name = it->first;
-    if (name.compare(0, prefix.size(), prefix) != 0) break;
-    auto close = name.find("].", prefix.size());
-    if (close == std::string::npos || it->second.kind != Kind::kCounter) continue;
-    std::string_view tail = std::string_view(name).substr(close + 2);
-    if (tail.substr(0, tail_prefix.size()) != tail_prefix) continue;
-    sums[std::string(tail)] += it->second.counter->value();
-  }
-  return sums;
-}
-
 double StatsRegistryImpl::evaluate(const Formula& f) const {
   auto sum = [&](const std::vector<std::string>& names) {
     double s = 0;

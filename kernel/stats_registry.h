@@ -27,9 +27,6 @@ class StatsRegistryImpl final : public StatsRegistry {
   /// Sum of every counter named "<head>[i].<tail>" for any i (e.g. head "sm",
   /// tail "issued_instructions"); `found` is set when at least one exists.
   std::uint64_t sum_indexed(std::string_view head, std::string_view tail, bool* found = nullptr) const;
-  /// For every tail starting with `tail_prefix`, the sum over i of "<head>[i].<tail>".
-  std::map<std::string, std::uint64_t> sum_indexed_by_tail(std::string_view head,
-                                                           std::string_view tail_prefix) const;
   bool has(std::string_view path) const { return entries_.find(path) != entries_.end(); }
   /// Value of a formula or counter at `path` (formulas evaluated now); 0 when absent.
   double value(std::string_view path) const;

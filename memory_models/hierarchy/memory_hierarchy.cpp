@@ -30,10 +30,9 @@ void MemoryHierarchy::describe(Schema& schema) {
 }
 
 MemoryHierarchy::MemoryHierarchy(const BuildContext& context)
-    : coalescer_(slot_as<Coalescer>(context, "coalescer")) {
-  auto& l2 = slot_as<L2Cache>(context, "l2");
-  l2.connect(slot_as<SliceMap>(context, "l2.slice_map"), slot_as<DramBackend>(context, "dram"));
-  coalescer_.connect(l2);
+    : coalescer_(slot_as<Coalescer>(context, "coalescer")), l2_(slot_as<L2Cache>(context, "l2")) {
+  l2_.connect(slot_as<SliceMap>(context, "l2.slice_map"), slot_as<DramBackend>(context, "dram"));
+  coalescer_.connect(l2_);
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, coalescer_);
   for (const Total& t : kTotals) context.stats.formula(t.name, Formula{{t.source}, {}, 1.0});
 }

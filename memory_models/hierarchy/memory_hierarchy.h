@@ -18,9 +18,11 @@ class MemoryHierarchy final : public MemoryPort {
   void send(Cycle now, const MemRequest& request) override { coalescer_.send(now, request); }
   bool accepts_bursts() const override { return bursts_.has_value(); }
   void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
+  std::optional<CacheUse> cache_use() const override { return l2_.cache_use(); }
 
  private:
   Coalescer& coalescer_;
+  L2Cache& l2_;
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
 };
 

@@ -63,6 +63,9 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
   void connect(const SliceMap& slice_map, MemoryPort& dram) override;
   void finish(Cycle end) override;
+  std::optional<CacheUse> cache_use() const override {
+    return CacheUse{hits_.value(), misses_.value()};
+  }
 
   std::uint32_t slices() const { return slice_count_; }
   std::uint32_t sets() const { return sets_; }

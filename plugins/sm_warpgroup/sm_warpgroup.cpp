@@ -13,8 +13,9 @@ namespace simfa::sm_warpgroup {
 
 namespace {
 
-constexpr const char* kWaitStat[] = {"stall.mb_wait", "stall.acquire_stage", "stall.wgmma_wait",
-                                     "stall.barrier", "stall.tensor_core_full"};
+// What each Wait waits for: its statistic "stall.<name>" and its SmMeter.
+constexpr const char* kWaitName[] = {"mb_wait", "acquire_stage",    "wgmma_wait",
+                                     "barrier", "tensor_core_full", "engine"};
 constexpr const char* kWaitStatDoc[] = {
     "WarpGroup-cycles blocked in MB_WAIT (stage data not landed)",
     "WarpGroup-cycles blocked in ACQUIRE_STAGE (ring slot not released)",
@@ -177,8 +178,9 @@ void WarpGroupSm::describe(Schema& schema) {
               "instructions of one kind issued, its name in lower case (issued.tma_load, "
               "issued.wgmma, ...)");
   for (int w = 0; w < kWaitCount; ++w)
-    schema.stat(kWaitStat[w], StatKind::kCounter, "cycles", kWaitStatDoc[w]);
-  schema.stat("stall.engine", StatKind::kCounter, "cycles",
+    schema.stat(std::string("stall.") + kWaitName[w], StatKind::kCounter, "cycles",
+                kWaitStatDoc[w]);
+  schema.stat(std::string("stall.") + kWaitName[kEngineWait], StatKind::kCounter, "cycles",
               "WarpGroup-cycles blocked on an instruction a plugin's engine refused (only where "
               "such an engine is wired in)");
   schema.stat("bubble_cycles", StatKind::kCounter, "cycles",
@@ -234,7 +236,7 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
   for (const InstructionSpec& spec : instructions_->specs())
     issued_by_op_.push_back(&context.stats.counter(issued_stat(spec)));
   for (int w = 0; w < kWaitCount; ++w)
-    stall_[w] = &context.stats.counter(kWaitStat[w]);
+    stall_[w] = &context.stats.counter(std::string("stall.") + kWaitName[w]);
   // The engines of plugins' instructions that the manifest wires in ([sm.<kind>]). A kind named
   // like one of the SM's own slots is not one (the manifest loader offers no such engine slot).
   engine_of_op_.assign(instructions_->size(), nullptr);
@@ -253,7 +255,8 @@ WarpGroupSm::WarpGroupSm(const BuildContext& context)
     }
   }
   // Only where an engine is, so a Hopper run's statistics stay as they were.
-  if (!engines_.empty()) stall_[kEngineWait] = &context.stats.counter("stall.engine");
+  if (!engines_.empty())
+    stall_[kEngineWait] = &context.stats.counter(std::string("stall.") + kWaitName[kEngineWait]);
   context.stats.formula("issue_utilization",
                         Formula{{"issued_instructions"}, {"active_cycles"}, 1.0});
   candidates_.reserve(max_warpgroups_);
@@ -862,6 +865,8 @@ void WarpGroupSm::meters(std::vector<SmMeter>& out) const {
   for (std::size_t i = 0; i < engines_.size(); ++i)
     if (const std::optional<std::uint64_t> busy = engines_[i]->busy_cycles())
       out.push_back({engine_kinds_[i].c_str(), SmMeter::Kind::kBusy, *busy});
+  for (int w = 0; w <= kEngineWait; ++w)
+    if (stall_[w]) out.push_back({kWaitName[w], SmMeter::Kind::kStall, stall_[w]->value()});
 }
 
 const char* WarpGroupSm::stage_flight_span() const {

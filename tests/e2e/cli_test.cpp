@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -69,7 +70,7 @@ TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sdk ABI 15"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 16"), std::string::npos) << o.out;
 }
 
 TEST(Cli, SummaryShowsTheEnginesBusyShareAsTheSmsReportIt) {
@@ -97,6 +98,26 @@ TEST(Cli, SummaryShowsTheEnginesBusyShareAsTheSmsReportIt) {
     const std::string want = line + std::string(share.data());
     EXPECT_NE(o.out.find(want), std::string::npos) << want << o.out;
   }
+}
+
+TEST(Cli, SummaryShowsTheStallsAsTheSmsReportThem) {
+  // The stall line comes from the SMs' stall meters (SmMeter::kStall): each is the stats file's
+  // stall.<name> summed over the SMs, listed in the order of the names.
+  const fs::path stats = temp_file("summary_stalls.json");
+  Outcome o = simfa("run " + source("configs/h800.toml") + " --workload " +
+                    source("examples/traces/fa3_pingpong.trace") + " --stats " + stats.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const json::object s = read_json(stats);
+  const int sms = s.at("manifest").at("gpu").at("sm_count").to_number<int>();
+  std::map<std::string, std::uint64_t> stalls;
+  for (int i = 0; i < sms; ++i)
+    for (const auto& [name, cycles] : s.at("sm[" + std::to_string(i) + "]").at("stall").as_object())
+      stalls[std::string(name)] += cycles.to_number<std::uint64_t>();
+  ASSERT_EQ(stalls.size(), 5u);
+  std::string want = "stall cycles      ";
+  for (const auto& [name, cycles] : stalls)
+    want += (&name == &stalls.begin()->first ? "" : ", ") + name + " " + std::to_string(cycles);
+  EXPECT_NE(o.out.find(want + "\n"), std::string::npos) << want << "\n" << o.out;
 }
 
 TEST(Cli, PluginsListsTheBuiltInComponents) {

@@ -1,5 +1,5 @@
-// Counter tracks against SMs whose meters and a registry whose counters the test moves by hand,
-// with a 10-cycle window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
+// Counter tracks against SMs whose meters, a memory whose cache use and a registry whose counters
+// the test moves by hand, with a 10-cycle window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
 #include "kernel/counter_tracks.h"
 
 #include <gtest/gtest.h>
@@ -24,8 +24,23 @@ class MeteredSm final : public SmCore {
     out.push_back({"tensor core", SmMeter::Kind::kPipelineBusy, busy});
     out.push_back({"TMA", SmMeter::Kind::kBusy, 0});  // a summary line, no track
     out.push_back({"TMA bytes in flight", SmMeter::Kind::kLevel, tma_bytes, landed, "bytes"});
+    out.push_back({"mb_wait", SmMeter::Kind::kStall, 7});  // the summary's stall line, no track
   }
   std::uint64_t busy = 0, tma_bytes = 0, landed = 0;
+};
+
+/// A memory that takes nothing and reports the cache use the test sets, or none without a cache.
+class MeteredMemory final : public MemoryPort {
+ public:
+  explicit MeteredMemory(bool cache) : cache_(cache) {}
+  void send(Cycle, const MemRequest&) override {}
+  std::optional<CacheUse> cache_use() const override {
+    return cache_ ? std::optional<CacheUse>(use) : std::nullopt;
+  }
+  CacheUse use;
+
+ private:
+  bool cache_;
 };
 
 const CounterTracks::Track& track(const CounterTracks& t, const std::string& name) {
@@ -43,14 +58,13 @@ std::vector<double> values(const CounterTracks& t, const std::string& name) {
 TEST(CounterTracks, WindowsSumToTheTotals) {
   StatsRegistryImpl stats;
   MeteredSm sm;
-  Counter& hits = stats.counter("memory.l2.hits", "requests", "");
-  Counter& misses = stats.counter("memory.l2.misses", "requests", "");
+  MeteredMemory memory(true);
   Counter& llc_read = stats.counter("memory.llc_read_bytes", "bytes", "");
   stats.counter("memory.llc_write_bytes", "bytes", "");
   Counter& dram_read = stats.counter("memory.dram_read_bytes", "bytes", "");
   stats.counter("memory.dram_write_bytes", "bytes", "");
 
-  CounterTracks t(stats, {&sm}, {0}, 1000.0, 10);
+  CounterTracks t(stats, {&sm}, memory, {0}, 1000.0, 10);
   // Six tracks: SM 0's two and four GPU-wide (the all-SM TMA one among them).
   EXPECT_EQ(t.tracks().size(), 6u);
   t.sample_until(0);
@@ -59,8 +73,8 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
   sm.tma_bytes += 8192;
   t.sample_until(14);  // boundary 10
   // Cycle 14: 3 L2 hits and a miss, 640 bytes read from the L2 and 100 from DRAM.
-  hits.add(3);
-  misses.add(1);
+  memory.use.hits += 3;
+  memory.use.misses += 1;
   llc_read.add(640);
   dram_read.add(100);
   t.sample_until(27);  // boundary 20
@@ -82,9 +96,10 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
 TEST(CounterTracks, AShortLastWindowAndMissingStatistics) {
   StatsRegistryImpl stats;
   std::vector<MeteredSm> sms(4);
-  CounterTracks t(stats, {&sms[0], &sms[1], &sms[2], &sms[3]}, {3}, 1000.0, 100);
-  // SM 3's two and the TMA level over the four SMs; no memory statistic exists, so no L2 or
-  // DRAM track.
+  const MeteredMemory memory(false);
+  CounterTracks t(stats, {&sms[0], &sms[1], &sms[2], &sms[3]}, memory, {3}, 1000.0, 100);
+  // SM 3's two and the TMA level over the four SMs; the memory has no cache and no memory
+  // statistic exists, so no L2 or DRAM track.
   ASSERT_EQ(t.tracks().size(), 3u);
   t.sample_until(0);
   sms[3].busy += 30;

@@ -218,8 +218,11 @@ struct SmMeter {
     /// `value - less`: an amount held, e.g. bytes issued less bytes completed: the counter
     /// tracks "SM s <name>" per traced SM and "<name> (all SMs)", in `unit`.
     kLevel,
+    /// `value`: WarpGroup-cycles the SM's threads were blocked waiting for `name` ("mb_wait",
+    /// "barrier"): the summary's stall line, summed over the SMs.
+    kStall,
   };
-  const char* name;  ///< "tensor core", "TMA bytes in flight"; valid until the next call
+  const char* name;  ///< "tensor core", "TMA bytes in flight", "mb_wait"; valid until the next call
   Kind kind;
   std::uint64_t value;
   std::uint64_t less = 0;  ///< kLevel

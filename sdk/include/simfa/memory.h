@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "simfa/component.h"
 #include "simfa/types.h"
@@ -9,6 +10,12 @@
 namespace simfa {
 
 class MemClient;
+
+/// A last-level cache's lookups so far, as its memory system reports them (MemoryPort::cache_use).
+struct CacheUse {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+};
 
 /// One line-sized request. `token` is the client's; the memory system returns it untouched.
 struct MemRequest {
@@ -57,6 +64,11 @@ class SIMFA_API MemoryPort : public Component {
     std::uint32_t per_cycle = 1;
   };
   virtual void send_burst(Cycle /*now*/, const Burst& /*burst*/) {}
+
+  /// The hits and misses of the last-level cache this port is or holds, so far; none where it
+  /// has no cache. The timeline's "L2 hit rate" track reads it while a run goes, so it changes
+  /// nothing.
+  virtual std::optional<CacheUse> cache_use() const { return std::nullopt; }
 };
 
 }  // namespace simfa

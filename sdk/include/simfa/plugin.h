@@ -38,7 +38,10 @@ namespace simfa {
 /// 15: statistics come from the schema alone (item 5 of issue 14): StatsScope binds by the
 ///     declared name only ("[i]" and "<...>" in a declared name stand for an index and a name
 ///     part), its child scopes too; the overloads taking a unit and doc are gone.
-inline constexpr std::uint32_t kSdkAbiVersion = 15;
+/// 16: the kernel reads the SMs' stalls and the L2's hits through the sdk, not by counter names
+///     (item 5 of issue 14): SmMeter::kStall (the summary's stall line) and
+///     MemoryPort::cache_use (the timeline's L2 hit rate, simfa ablate's).
+inline constexpr std::uint32_t kSdkAbiVersion = 16;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
