@@ -33,7 +33,7 @@ constexpr simfa::OperandSpec kUmmaWaitOperands[] = {
 
 constexpr simfa::InstructionSpec kInstructions[] = {
     {.name = "UMMA", .engine = "umma", .operands = kUmmaOperands, .span = "umma",
-     .wait_span = "wait:umma_full"},
+     .wait_span = "wait:umma_full", .flight = "umma_flight"},
     {.name = "UMMA_COMMIT", .engine = "umma"},
     {.name = "UMMA_WAIT", .engine = "umma", .operands = kUmmaWaitOperands,
      .wait_span = "wait:umma"}};
@@ -98,6 +98,8 @@ class UmmaDemo final : public simfa::InstructionEngine, private simfa::EventTarg
       ummas_.add();
       queued_.push_back(pipe_free_);
       g.open_done = std::max(g.open_done, pipe_free_ + latency_);
+      // On the timeline: from its issue until its result is in tensor memory.
+      client_->on_engine_flight(op, now, pipe_free_ + latency_);
       // The pipeline has room again when this one leaves it.
       events_.schedule(pipe_free_, *this, 0, simfa::Priority::kMemory);
     } else if (in.op == commit_) {

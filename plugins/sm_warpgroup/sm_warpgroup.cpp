@@ -808,6 +808,10 @@ void WarpGroupSm::on_engine_wake(Cycle now) {
   wake_up_to(engine_waiters_, 0, now);
 }
 
+void WarpGroupSm::on_engine_flight(const EngineOp& op, Cycle begin, Cycle end) {
+  span(warpgroups_[op.warpgroup], (*instructions_)[op.instruction->op].flight.name, begin, end);
+}
+
 // ---- reports -----------------------------------------------------------------------------------
 
 std::string WarpGroupSm::waiting_for(const WarpGroup& w) const {

@@ -128,8 +128,9 @@ class WarpGroupSm final : public SmCore,
   void on_tma_complete(Cycle now, std::uint64_t token, std::uint32_t bytes) override;
   void on_wgmma_complete(Cycle now, std::uint64_t token) override;
   void on_wgmma_slot_free(Cycle now) override;
-  // EngineClient: a plugin engine's state changed.
+  // EngineClient: a plugin engine's state changed, or it has an op's work in flight.
   void on_engine_wake(Cycle now) override;
+  void on_engine_flight(const EngineOp& op, Cycle begin, Cycle end) override;
   /// The plugin engine that runs `op`, or null (an instruction of the SM, its TMA or tensor core).
   InstructionEngine* engine_of(Opcode op) const {
     const auto i = static_cast<std::size_t>(op);

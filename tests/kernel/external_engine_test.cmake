@@ -2,7 +2,7 @@
 # this build into a scratch prefix, found with find_package(simfa)), then runs its manifest and
 # trace through simfa with SIMFA_PLUGIN_PATH: the UMMA instructions parse, reach the umma.demo
 # engine in [sm.umma] and run, the same in event and reference stepping, and the Gantt chart
-# draws their spans as the table declares them.
+# draws their spans as the table declares them, the flights the engine reports included.
 #
 # cmake -DSIMFA_BINARY_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
 #       -DSIMFA=<simfa> -P external_engine_test.cmake
@@ -39,7 +39,10 @@ endif()
 run(${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml --workload ${EXAMPLE_DIR}/umma.trace -q
     --gantt ${WORK_DIR}/umma.svg)
 file(READ ${WORK_DIR}/umma.svg svg)
-foreach(want ">UMMA issue</text>" "data-kind=\"umma\"")
+# The engine reports each UMMA's flight (EngineClient::on_engine_flight): the SM draws the span
+# the table declares for it, UMMA in flight.
+foreach(want ">UMMA issue</text>" "data-kind=\"umma\"" ">UMMA in flight</text>"
+        "data-kind=\"umma_flight\"")
   string(FIND "${svg}" "${want}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the Gantt chart of umma.trace lacks '${want}'")

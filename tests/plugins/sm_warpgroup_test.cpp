@@ -701,8 +701,8 @@ TEST(SmWarpGroup, InstructionsOfAnotherEngineAreRejected) {
             "CTA 5 WarpGroup 0 instruction 0 (?): unknown opcode");
 }
 
-// An engine of a plugin's kind "fake": one FMMA at a time, each busy for 10 cycles; the SM hands
-// it every FMMA (issue 14: engines as sub-slots of [sm]).
+// An engine of a plugin's kind "fake": one FMMA at a time, each busy for 10 cycles, in flight
+// while it is; the SM hands it every FMMA (issue 14: engines as sub-slots of [sm]).
 class FakeMmaEngine final : public InstructionEngine, private EventTarget {
  public:
   explicit FakeMmaEngine(const BuildContext& c) : events_(c.events) {}
@@ -712,6 +712,7 @@ class FakeMmaEngine final : public InstructionEngine, private EventTarget {
     EXPECT_EQ(op.program->cta_id, 7u);
     busy_until_ = now + 10;
     events_.schedule(busy_until_, *this);
+    client_->on_engine_flight(op, now, busy_until_);
     return now + 1;
   }
 
@@ -723,8 +724,11 @@ class FakeMmaEngine final : public InstructionEngine, private EventTarget {
 };
 
 TEST(SmWarpGroup, APluginsInstructionRunsOnTheEngineOfItsKind) {
-  static constexpr InstructionSpec kFmma{
-      .name = "FMMA", .engine = "fake", .span = "fmma", .wait_span = "wait:fmma"};
+  static constexpr InstructionSpec kFmma{.name = "FMMA",
+                                         .engine = "fake",
+                                         .span = "fmma",
+                                         .wait_span = "wait:fmma",
+                                         .flight = "fmma_flight"};
   InstructionSet set;
   Instruction fmma;
   fmma.op = set.add(kFmma);
@@ -745,6 +749,13 @@ TEST(SmWarpGroup, APluginsInstructionRunsOnTheEngineOfItsKind) {
   EXPECT_EQ(r.outcome, Outcome::kCompleted);
   EXPECT_EQ(begins(r.spans_of(7, 0, "fmma")), (std::vector<Cycle>{0, 10}));
   EXPECT_EQ(begins(r.spans_of(7, 0, "wait:fmma")), (std::vector<Cycle>{1}));
+  // Each FMMA is in flight while the engine is busy with it, as the engine reports.
+  const std::vector<Span> flights = r.spans_of(7, 0, "fmma_flight");
+  ASSERT_EQ(flights.size(), 2u);
+  EXPECT_EQ(flights[0].begin, 0u);
+  EXPECT_EQ(flights[0].end, 10u);
+  EXPECT_EQ(flights[1].begin, 10u);
+  EXPECT_EQ(flights[1].end, 20u);
   EXPECT_EQ(stat(r, "stall.engine"), 9u);
   EXPECT_EQ(stat(r, "issued.fmma"), 2u);
   EXPECT_EQ(r.cta_exit(7), 11u);

@@ -143,6 +143,11 @@ class SIMFA_API EngineClient {
  public:
   /// The engine's state changed: the WarpGroups it refused (InstructionEngine::ready) ask again.
   virtual void on_engine_wake(Cycle now) = 0;
+  /// `op`'s work is in flight on the engine from `begin` to `end` (e.g. from its issue to its
+  /// result): the SM draws the flight span its instruction declares (InstructionSpec::flight) on
+  /// its WarpGroup's row of the timeline, where that SM is traced. Call it from issue(), while
+  /// `op` is valid; `end` may lie ahead.
+  virtual void on_engine_flight(const EngineOp& op, Cycle begin, Cycle end) = 0;
 
  protected:
   ~EngineClient() = default;

@@ -41,7 +41,8 @@ namespace simfa {
 /// 16: the kernel reads the SMs' stalls and the L2's hits through the sdk, not by counter names
 ///     (item 5 of issue 14): SmMeter::kStall (the summary's stall line) and
 ///     MemoryPort::cache_use (the timeline's L2 hit rate, simfa ablate's).
-inline constexpr std::uint32_t kSdkAbiVersion = 16;
+/// 17: EngineClient::on_engine_flight: a plugin's engine draws its instructions' flight spans.
+inline constexpr std::uint32_t kSdkAbiVersion = 17;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
