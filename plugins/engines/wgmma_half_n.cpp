@@ -47,6 +47,7 @@ void Fp32Coupling::set(std::uint32_t slot, double fraction, Cycle until) {
 double Fp32Coupling::rate(double t, Cycle& next_change) const {
   double load = 0;
   next_change = kNever;
+  if (!on()) return 1.0;
   for (const Load& l : loads_) {
     if (static_cast<double>(l.until) <= t) continue;
     load += l.fraction;
@@ -140,6 +141,12 @@ void WgmmaHalfN::describe(Schema& schema) {
       .def(8)
       .range(1, 1024)
       .doc("issued-but-unfinished WGMMAs the instruction buffer holds; issue stalls when full");
+  schema.string("service_order")
+      .def("issue")
+      .choices({"issue", "round_robin"})
+      .doc("the order the pipeline takes the buffered WGMMAs in: issue = as issued; round_robin = "
+           "the WarpGroups' in turn, each WarpGroup's in its own order, so two WarpGroups' "
+           "WGMMAs issued together finish together");
   schema.integer("issue_interval")
       .unit("SM cycles")
       .def(1)
@@ -187,6 +194,8 @@ WgmmaHalfN::WgmmaHalfN(const BuildContext& context)
       issue_interval_(static_cast<Cycle>(context.params.integer("issue_interval"))),
       completion_latency_(static_cast<Cycle>(context.params.integer("completion_latency"))),
       coupling_(context.params.real("fp32_share"), context.params.real("fp32_onset")),
+      round_robin_(context.params.string("service_order") == "round_robin"),
+      served_as_time_passes_(coupling_.on() || round_robin_),
       issued_(context.stats.counter("wgmma_issued")),
       busy_cycles_(context.stats.counter("busy_cycles")),
       flops_(context.stats.counter("flops")),
@@ -207,10 +216,11 @@ bool WgmmaHalfN::can_accept(Cycle now) const {
 void WgmmaHalfN::issue(Cycle now, const WgmmaOp& op) {
   if (!accepts(now)) throw Error("internal: WGMMA issued while the tensor core refuses it");
   const Cycle cycles = wgmma_cycles(model_, k_eff_ * n_factors_.at(op.n), op.m, op.n, op.k);
-  if (coupling_.on()) {
+  if (served_as_time_passes_) {
     serve_until(now);
-    buffer_.push(
-        {op.token, next_serial_++, cycles, static_cast<double>(cycles), 0, kNever, kNever});
+    buffer_.push({op.token, next_serial_++, cycles, static_cast<double>(cycles), 0, kNever,
+                  kNever, op.warpgroup});
+    if (round_robin_) place_in_turn();
     schedule_checks();
   } else {
     pipeline_free_ = std::max(now, pipeline_free_) + cycles;
@@ -234,8 +244,31 @@ void WgmmaHalfN::fp32_load(Cycle now, std::uint32_t slot, double fraction, Cycle
   schedule_checks();
 }
 
+void WgmmaHalfN::place_in_turn() {
+  // The WGMMAs the pipeline has not begun, each with its turn: its rank among its WarpGroup's.
+  // The new one's turn follows its WarpGroup's others; it goes after every unstarted WGMMA whose
+  // turn is not later than its own. Earlier WGMMAs keep their places (a queue is reordered only
+  // at an issue).
+  const std::size_t last = buffer_.size() - 1;
+  std::size_t first_unstarted = 0;
+  while (first_unstarted < last && (buffer_.at(first_unstarted).served_for > 0 ||
+                                    buffer_.at(first_unstarted).finish != kNever))
+    ++first_unstarted;
+  const std::uint32_t warpgroup = buffer_.at(last).warpgroup;
+  std::size_t turn = 0;
+  for (std::size_t i = first_unstarted; i < last; ++i) turn += buffer_.at(i).warpgroup == warpgroup;
+  std::size_t place = first_unstarted;
+  turns_.assign(turns_.size(), 0);
+  for (std::size_t i = first_unstarted; i < last; ++i) {
+    const std::uint32_t w = buffer_.at(i).warpgroup;
+    if (w >= turns_.size()) turns_.resize(w + 1, 0);
+    if (turns_[w]++ <= turn) place = i + 1;
+  }
+  for (std::size_t i = last; i > place; --i) std::swap(buffer_.at(i), buffer_.at(i - 1));
+}
+
 Cycle WgmmaHalfN::busy_until(Cycle now) const {
-  if (!coupling_.on()) return std::max(now, pipeline_free_);
+  if (!served_as_time_passes_) return std::max(now, pipeline_free_);
   // The buffer holds finished WGMMAs only until their completion latency is over; the last
   // unfinished one ends the occupancy, at the FP32 load said so far.
   if (known_end_ == kNever) {
@@ -335,9 +368,12 @@ void WgmmaHalfN::on_check(Cycle now, std::uint64_t serial) {
     known_end_ = kNever;  // the client may ask busy_until() from its answer
     client_->on_wgmma_complete(now, token);
   }
-  // This check was its WGMMA's latest and came too early (the FP32 load rose): check again.
-  if (buffer_.empty() || serial < buffer_.front().serial) return;
-  Buffered& b = buffer_.at(serial - buffer_.front().serial);
+  // This check was its WGMMA's latest and came too early (the FP32 load rose): check again. A
+  // WGMMA no longer buffered has completed. (round_robin: the buffer is not in serial order.)
+  std::size_t i = 0;
+  while (i < buffer_.size() && buffer_.at(i).serial != serial) ++i;
+  if (i == buffer_.size()) return;
+  Buffered& b = buffer_.at(i);
   if (b.check_at != now) return;
   b.check_at = kNever;
   schedule_checks();
@@ -351,7 +387,7 @@ void WgmmaHalfN::notify_if_refused(Cycle now) {
 
 void WgmmaHalfN::finish(Cycle end) {
   // Occupancy is counted at issue; a run stopped early (watchdog) must not count the future.
-  if (coupling_.on()) {
+  if (served_as_time_passes_) {
     serve_until(end);
     // An unfinished WGMMA was counted at its law's cycles and has been served for its own.
     auto busy = static_cast<std::int64_t>(busy_cycles_.value());

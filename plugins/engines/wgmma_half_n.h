@@ -91,7 +91,8 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   };
   static constexpr std::uint64_t kEventKinds = 4;
 
-  /// A buffered WGMMA. Uncoupled, only `token` is used: its completion was scheduled at issue.
+  /// A buffered WGMMA. Timed at issue (neither coupled nor round_robin), only `token` is used: its
+  /// completion was scheduled then; otherwise the fields marked "coupled" serve it as time passes.
   struct Buffered {
     std::uint64_t token = 0;
     std::uint64_t serial = 0;  ///< issue order on this engine
@@ -100,13 +101,18 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
     double served_for = 0;     ///< coupled: time the pipeline spent on it so far
     Cycle finish = kNever;     ///< coupled: the cycle its occupancy ended
     Cycle check_at = 0;        ///< coupled: its pending kCheck event (none later than completion)
+    std::uint32_t warpgroup = 0;  ///< the issuing WarpGroup (round_robin's turns)
   };
 
   void on_event(Cycle now, std::uint64_t payload) override;
   bool accepts(Cycle now) const;
   void notify_if_refused(Cycle now);
 
-  // Coupled to FP32 work (fp32_share > 0).
+  /// round_robin: moves the WGMMA just pushed ahead of the unstarted ones of later turns, so the
+  /// pipeline takes the WarpGroups' WGMMAs in turn, each WarpGroup's in its own order.
+  void place_in_turn();
+
+  // Served as time passes (FP32 coupling or round_robin), not timed at issue.
   /// Serves the buffered WGMMAs in order up to `now`; a WGMMA whose occupancy ends is finished.
   void serve_until(Cycle now);
   /// Each unfinished WGMMA's completion if the FP32 load said so far stays as it is; checks are
@@ -124,12 +130,18 @@ class WgmmaHalfN final : public TensorCoreEngine, private EventTarget {
   Cycle issue_interval_;
   Cycle completion_latency_;
   Fp32Coupling coupling_;
+  bool round_robin_;
+  /// The buffer's WGMMAs are served one after another as time passes (coupled or round_robin),
+  /// not timed at their issue.
+  bool served_as_time_passes_;
   TensorCoreClient* client_ = nullptr;
 
-  /// The buffered WGMMAs. They complete in issue order (in-order pipeline, one fixed completion
-  /// latency), so each completion pops the front.
+  /// The buffered WGMMAs in the order the pipeline serves them: their issue order, or with
+  /// round_robin the WarpGroups' in turn. They complete in that order (in-order pipeline, one
+  /// fixed completion latency), so each completion pops the front.
   RingQueue<Buffered> buffer_;
   std::uint64_t next_serial_ = 0;
+  std::vector<std::uint32_t> turns_;  ///< place_in_turn's count by WarpGroup, reused
   double served_to_ = 0;     ///< coupled: the pipeline's state is known up to this time
   /// Coupled: the latest end of the buffered WGMMAs' occupancy as the last schedule_checks() or
   /// busy_until() predicted it (kNever: not known since the state last changed). The SM asks

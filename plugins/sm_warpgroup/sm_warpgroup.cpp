@@ -475,7 +475,8 @@ void WarpGroupSm::issue(std::uint32_t slot, Cycle now) {
       span(w, (*instructions_)[in.op].span.name, now, now + 1);
       if (timeline_ && w.wgmma_in_flight++ == 0) w.wgmma_since = now;
       tensor_core_->issue(
-          now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group)});
+          now, WgmmaOp{in.wgmma_m(), in.wgmma_n(), in.wgmma_k(), wgmma_token(slot, w.age, group),
+                       slot});
       // Fair pipes slow beside it from now on: the BUBBLEs on them end later.
       if (fair_pipes_ && slows_beside_wgmma_) slow_pipes_until(tensor_core_->busy_until(now), now);
       break;

@@ -98,6 +98,9 @@ class SIMFA_API TmaEngine : public Component {
 struct WgmmaOp {
   std::uint32_t m = 64, n = 0, k = 16;
   std::uint64_t token = 0;
+  /// The issuing WarpGroup's slot on its SM (as in TensorCoreEngine::fp32_load): an engine that
+  /// serves WarpGroups in turn tells their WGMMAs apart by it.
+  std::uint32_t warpgroup = 0;
 };
 
 class SIMFA_API TensorCoreClient {

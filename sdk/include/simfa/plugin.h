@@ -42,7 +42,8 @@ namespace simfa {
 ///     (item 5 of issue 14): SmMeter::kStall (the summary's stall line) and
 ///     MemoryPort::cache_use (the timeline's L2 hit rate, simfa ablate's).
 /// 17: EngineClient::on_engine_flight: a plugin's engine draws its instructions' flight spans.
-inline constexpr std::uint32_t kSdkAbiVersion = 17;
+/// 18: WgmmaOp::warpgroup, the issuing WarpGroup (a tensor core serving WarpGroups in turn).
+inline constexpr std::uint32_t kSdkAbiVersion = 18;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
