@@ -66,8 +66,9 @@ def phases(rows, block_n):
     return out
 
 
-def model_rows(args, key):
-    """The model's phases of one point, as phases() gives the silicon's (no step columns)."""
+def model_timeline(args, key):
+    """The trace events of the model's timeline of one point (SMs 0-7): the static TTGIR route on
+    the suite's TTGIR of the point's tile at --mhz, with --keys."""
     bn, w, s, Z, HQ, HKV, L, D = key
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ttgir = os.path.join(here, "validation", "h200", "attention", "ttgir",
@@ -83,7 +84,12 @@ def model_rows(args, key):
                         "0,1,2,3,4,5,6,7"], check=True)
         with open(out) as f:
             data = json.load(f)
-    ev = data["traceEvents"] if isinstance(data, dict) else data
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
+def model_rows(args, key):
+    """The model's phases of one point, as phases() gives the silicon's (no step columns)."""
+    ev = model_timeline(args, key)
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and "tid" in e}
     by = defaultdict(list)
     for e in ev:

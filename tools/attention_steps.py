@@ -23,12 +23,10 @@ none follows; `wgmma` runs to the end of the next `wait:wgmma` (QK^T's result).
 import argparse
 import csv
 import gzip
-import json
-import os
 import statistics
-import subprocess
-import tempfile
 from collections import defaultdict
+
+import attention_phases  # model_timeline
 
 IN_TURN = (0.3, 0.7)
 
@@ -81,22 +79,7 @@ def in_turn_share(ctas):
 
 def model_steps(args, key):
     """The model's (step, wgmma, rest) of WarpGroup 0 of every CTA on SMs 0-7."""
-    bn, w, s, Z, HQ, HKV, L, D = key
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ttgir = os.path.join(here, "validation", "h200", "attention", "ttgir",
-                         f"attn_fwd_128x{bn}_w{w}_s{s}_d{D}_c0_g{1 if HQ > HKV else 0}.ttgir")
-    qr, kvr = Z * HQ * L, Z * HKV * L
-    a = (f"desc_q.shape={qr}x{D};desc_k.shape={kvr}x{D};desc_v.shape={kvr}x{D};"
-         f"desc_o.shape={qr}x{D};N_CTX={L};HQ={HQ}" + (f";GROUP={HQ // HKV}" if HQ > HKV else ""))
-    spec = f"ttgir:file={ttgir},grid={L // 128}x{Z * HQ},args={a}" + (f",{args.keys}" if args.keys else "")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "t.json")
-        subprocess.run([args.simfa, "run", args.manifest, "-q", "-w", spec, "--set",
-                        f"gpu.clock_mhz={args.mhz}", "--timeline", out, "--timeline-sms",
-                        "0,1,2,3,4,5,6,7"], check=True)
-        with open(out) as f:
-            data = json.load(f)
-    return timeline_steps(data["traceEvents"] if isinstance(data, dict) else data)
+    return timeline_steps(attention_phases.model_timeline(args, key))
 
 
 def timeline_steps(events):
