@@ -98,7 +98,7 @@ def timeline_steps(events):
             if e["name"] == "wgmma" and after_bubble:
                 tops.append(e["ts"])
             elif e["name"] == "tma_issue" and len(dots) < len(tops):
-                tops[-1] = e["ts"] + e["dur"]  # the copies P V's issue is followed by end the step
+                tops[-1] = e["ts"] + e["dur"]  # the copies that follow P V's issue end the step
             elif e["name"] == "wait:wgmma" and len(dots) < len(tops):
                 dots.append(e["ts"] + e["dur"])
             if e["name"] in ("wgmma", "bubble"):

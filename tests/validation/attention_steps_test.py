@@ -40,14 +40,16 @@ class AttentionStepsTest(unittest.TestCase):
                 {"ph": "M", "pid": 0, "tid": 1, "args": {"name": "CTA 0 WG 1"}}]
         events = []
         t = 0
-        for _ in range(5):  # P V and QK^T issued after the softmax, the wait, the softmax
+        for _ in range(5):  # P V and QK^T issued after the softmax, a copy, the wait, the softmax
             events += [{"ph": "X", "pid": 0, "tid": 0, "name": "wgmma", "ts": t, "dur": 1},
                        {"ph": "X", "pid": 0, "tid": 0, "name": "wgmma", "ts": t + 1, "dur": 1},
-                       {"ph": "X", "pid": 0, "tid": 0, "name": "wait:wgmma", "ts": t + 2, "dur": 598},
+                       {"ph": "X", "pid": 0, "tid": 0, "name": "tma_issue", "ts": t + 2, "dur": 1},
+                       {"ph": "X", "pid": 0, "tid": 0, "name": "wait:wgmma", "ts": t + 3, "dur": 597},
                        {"ph": "X", "pid": 0, "tid": 0, "name": "bubble", "ts": t + 600, "dur": 1400},
                        {"ph": "X", "pid": 0, "tid": 1, "name": "bubble", "ts": t, "dur": 5}]
             t += 2000
-        self.assertEqual(attention_steps.timeline_steps(meta + events), [(2000, 600, 1400)] * 2)
+        # the step's top is the copy's end (t + 3), as the silicon's loop top follows P V's copies
+        self.assertEqual(attention_steps.timeline_steps(meta + events), [(2000, 597, 1403)] * 2)
 
 
 if __name__ == "__main__":
