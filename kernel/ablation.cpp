@@ -54,8 +54,8 @@ AblationRow run_for_ablation(const std::string& manifest, const std::string& wor
     const double lookups = static_cast<double>(l2->hits) + static_cast<double>(l2->misses);
     row.l2_hit_rate = lookups > 0 ? static_cast<double>(l2->hits) / lookups : 0.0;
   }
-  row.dram_bytes = static_cast<std::uint64_t>(sim.stats().value("memory.dram_read_bytes") +
-                                              sim.stats().value("memory.dram_write_bytes"));
+  const MemoryTraffic bytes = sim.traffic();
+  row.dram_bytes = bytes.dram.read + bytes.dram.write;
   return row;
 }
 

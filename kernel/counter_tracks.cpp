@@ -6,20 +6,9 @@
 
 namespace simfa::kernel {
 
-namespace {
-
-bool all_exist(const StatsRegistryImpl& stats, const std::vector<std::string>& paths) {
-  return std::all_of(paths.begin(), paths.end(),
-                     [&](const std::string& p) { return stats.has(p); });
-}
-
-}  // namespace
-
-CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
-                             const MemoryPort& memory, const std::vector<int>& traced,
-                             double clock_mhz, Cycle window)
-    : stats_(stats),
-      sms_(sms),
+CounterTracks::CounterTracks(const std::vector<SmCore*>& sms, const MemoryPort& memory,
+                             const std::vector<int>& traced, double clock_mhz, Cycle window)
+    : sms_(sms),
       memory_(memory),
       meters_(sms.size()),
       meters_read_(sms.size()),
@@ -61,20 +50,14 @@ CounterTracks::CounterTracks(const StatsRegistryImpl& stats, const std::vector<S
     t.scale = 100.0;
     tracks_.push_back(std::move(t));
   }
-  // The byte totals of the stats contract (docs/stats.md), where the memory provides them.
-  auto bandwidth = [&](const char* name, std::vector<std::string> statistics) {
-    Track t;
-    t.name = name, t.unit = "GB/s", t.statistics = std::move(statistics), t.scale = gb_per_s;
-    if (all_exist(stats_, t.statistics)) tracks_.push_back(std::move(t));
-  };
-  bandwidth("L2 bandwidth", {"memory.llc_read_bytes", "memory.llc_write_bytes"});
-  bandwidth("DRAM bandwidth", {"memory.dram_read_bytes", "memory.dram_write_bytes"});
-}
-
-double CounterTracks::sum(const std::vector<std::string>& paths) const {
-  double total = 0;
-  for (const std::string& p : paths) total += stats_.value(p);
-  return total;
+  // The byte totals of the stats contract (docs/stats.md), where the memory reports them.
+  if (memory_.traffic())
+    for (const auto& [name, source] : {std::pair{"L2 bandwidth", Source::kLlcBytes},
+                                       std::pair{"DRAM bandwidth", Source::kDramBytes}}) {
+      Track t;
+      t.name = name, t.unit = "GB/s", t.source = source, t.scale = gb_per_s;
+      tracks_.push_back(std::move(t));
+    }
 }
 
 std::pair<double, double> CounterTracks::meter(const std::string& name, int sm) {
@@ -101,10 +84,14 @@ void CounterTracks::record() {
   std::fill(meters_read_.begin(), meters_read_.end(), false);
   for (Track& t : tracks_) {
     switch (t.source) {
-      case Source::kStatistics:
-        t.a_values.push_back(sum(t.statistics));
+      case Source::kLlcBytes:
+      case Source::kDramBytes: {
+        const MemoryTraffic traffic = memory_.traffic().value_or(MemoryTraffic{});
+        const ByteTotals bytes = t.source == Source::kLlcBytes ? traffic.llc : traffic.dram;
+        t.a_values.push_back(static_cast<double>(bytes.read) + static_cast<double>(bytes.write));
         t.b_values.push_back(0);
         break;
+      }
       case Source::kMeter: {
         const auto [value, less] = meter(t.meter, t.sm);
         t.a_values.push_back(value);

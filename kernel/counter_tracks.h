@@ -1,15 +1,14 @@
-// Counter tracks: the SMs' meters (SmCore::meters) and the memory system's statistics sampled
-// every `window` SM cycles while a run goes, so the timeline shows tensor-core utilization, TMA
-// bytes in flight, L2 hit rate and bandwidth and DRAM bandwidth over time beside the WarpGroups'
-// spans (docs/pictures.md). Sampling only reads; it schedules no event and changes nothing the
-// simulation does.
+// Counter tracks: the SMs' meters (SmCore::meters) and the memory system's cache use and traffic
+// (MemoryPort::cache_use, traffic) sampled every `window` SM cycles while a run goes, so the
+// timeline shows tensor-core utilization, TMA bytes in flight, L2 hit rate and bandwidth and DRAM
+// bandwidth over time beside the WarpGroups' spans (docs/pictures.md). Sampling only reads; it
+// schedules no event and changes nothing the simulation does.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kernel/stats_registry.h"
 #include "simfa/core.h"
 #include "simfa/memory.h"
 #include "simfa/types.h"
@@ -26,17 +25,17 @@ class CounterTracks {
   };
   /// Where a track's a and b come from.
   enum class Source {
-    kStatistics,  ///< the sum of `statistics` into a; b is 0
-    kMeter,       ///< the SM meter `meter`: its value and its `less`, summed over `sm` (-1: all)
-    kCacheUse,    ///< the memory's last-level cache (MemoryPort::cache_use): hits and misses
+    kMeter,      ///< the SM meter `meter`: its value and its `less`, summed over `sm` (-1: all)
+    kCacheUse,   ///< the memory's last-level cache (MemoryPort::cache_use): hits and misses
+    kLlcBytes,   ///< the memory's traffic (MemoryPort::traffic): llc read + write bytes; b is 0
+    kDramBytes,  ///< the same of DRAM
   };
   struct Track {
     std::string name;  ///< e.g. "SM 0 tensor core busy"
     std::string unit;  ///< the value's unit, e.g. "%", "GB/s", "bytes"
     int sm = -1;       ///< the SM it belongs to, or -1 for the whole GPU
     Kind kind = Kind::kRate;
-    Source source = Source::kStatistics;
-    std::vector<std::string> statistics;  ///< kStatistics
+    Source source = Source::kMeter;
     double scale = 1;
     std::string meter;                       ///< kMeter: SmMeter::name
     std::vector<double> a_values, b_values;  ///< cumulative sums at each sample
@@ -48,11 +47,10 @@ class CounterTracks {
   };
 
   /// The tracks of the SMs' meters (per SM of `traced`, and over all `sms` for the levels), of
-  /// the memory's last-level cache where it has one, and of the memory statistics that exist in
-  /// `stats`.
-  CounterTracks(const StatsRegistryImpl& stats, const std::vector<SmCore*>& sms,
-                const MemoryPort& memory, const std::vector<int>& traced, double clock_mhz,
-                Cycle window);
+  /// the memory's last-level cache where it has one, and of the memory's traffic where it
+  /// reports it.
+  CounterTracks(const std::vector<SmCore*>& sms, const MemoryPort& memory,
+                const std::vector<int>& traced, double clock_mhz, Cycle window);
 
   /// The first sample boundary not yet recorded.
   Cycle next_sample() const { return next_; }
@@ -69,11 +67,9 @@ class CounterTracks {
 
  private:
   void record();
-  double sum(const std::vector<std::string>& paths) const;
   /// The meter `name` of SM `sm` (-1: summed over every SM) as it stands: value and less.
   std::pair<double, double> meter(const std::string& name, int sm);
 
-  const StatsRegistryImpl& stats_;
   std::vector<SmCore*> sms_;
   const MemoryPort& memory_;
   std::vector<std::vector<SmMeter>> meters_;  ///< per SM, read at each sample

@@ -56,6 +56,10 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
   components_.push_back(std::move(workload_component));
 
   memory_ = build_as<MemoryPort>("memory", "memory", -1);
+  if (!memory_->traffic())
+    throw Error("the memory plugin " + slot_config(manifest_, "memory").entry->name +
+                " reports no byte totals (MemoryPort::traffic), which every memory plugin must "
+                "(docs/stats.md)");
   dispatch_ = build_as<CtaDispatchPolicy>("dispatch", "dispatch", -1);
 
   // Each SM is built with the engines its plugin declares as sub-slots, at sm[i].<slot>.
@@ -72,7 +76,7 @@ Simulation::Simulation(const Manifest& manifest, const ComponentConfig& workload
                                                         traced ? &timeline_ : nullptr, *memory_});
   }
   if (options_.counter_window > 0)
-    counters_ = std::make_unique<CounterTracks>(stats_, sms_, *memory_, options_.timeline_sms,
+    counters_ = std::make_unique<CounterTracks>(sms_, *memory_, options_.timeline_sms,
                                                 manifest_.gpu.clock_mhz, options_.counter_window);
 }
 
@@ -323,13 +327,6 @@ RunResult Simulation::finish(RunOutcome outcome, double wall_seconds) {
 
 boost::json::object Simulation::stats_json(const RunResult& r) const {
   namespace json = boost::json;
-  // The memory plugin provides the contract's totals as counters or formulas (sdk memory.h).
-  auto total = [&](const char* name) -> std::uint64_t {
-    const std::string path = std::string("memory.") + name;
-    if (!stats_.has(path))
-      throw Error("internal: the memory plugin does not provide '" + path + "'");
-    return static_cast<std::uint64_t>(stats_.value(path));
-  };
   json::object out = stats_.to_json();
   out["simfa"] =
       json::object{{"version", kVersion}, {"git_hash", kGitHash}, {"abi", kSdkAbiVersion}};
@@ -346,12 +343,14 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
                                {"event_us", time_us + manifest_.launch_overhead_ns / 1e3},
                                {"ctas", r.ctas},
                                {"outcome", outcome}};
-  // The memory component's own counters, merged into "memory" beside any it already holds.
+  // The stats contract's byte totals, as the memory reports them, beside its own statistics.
   json::object& memory = out["memory"].is_object() ? out["memory"].as_object()
                                                    : (out["memory"] = json::object()).as_object();
-  for (const char* name :
-       {"llc_read_bytes", "llc_write_bytes", "dram_read_bytes", "dram_write_bytes"})
-    memory[name] = total(name);
+  const MemoryTraffic bytes = traffic();
+  memory["llc_read_bytes"] = bytes.llc.read;
+  memory["llc_write_bytes"] = bytes.llc.write;
+  memory["dram_read_bytes"] = bytes.dram.read;
+  memory["dram_write_bytes"] = bytes.dram.write;
   out["sim"] =
       json::object{{"wall_seconds", r.wall_seconds},
                    {"cycles_per_second",
@@ -383,7 +382,6 @@ std::string Simulation::summary(const RunResult& r) const {
       it->second += m.value;
     }
   }
-  auto value = [&](const char* path) { return static_cast<std::uint64_t>(stats_.value(path)); };
   const double time_us = cycles / manifest_.gpu.clock_mhz;
   std::string s;
   s += fmt::format("kernel            {} cycles, {:.3f} us at {} MHz ({} CTAs on {} SMs)\n",
@@ -404,9 +402,9 @@ std::string Simulation::summary(const RunResult& r) const {
     }
     s += "\n";
   }
-  const double llc_read = static_cast<double>(value("memory.llc_read_bytes"));
-  const double dram =
-      static_cast<double>(value("memory.dram_read_bytes") + value("memory.dram_write_bytes"));
+  const MemoryTraffic bytes = traffic();
+  const double llc_read = static_cast<double>(bytes.llc.read);
+  const double dram = static_cast<double>(bytes.dram.read + bytes.dram.write);
   s += fmt::format("LLC read bytes    {:.0f} ({:.1f} MB)\n", llc_read, llc_read / 1e6);
   s += fmt::format("DRAM bytes        {:.0f} ({:.1f} MB), {:.1f} GB/s achieved\n", dram, dram / 1e6,
                    time_us > 0 ? dram / (time_us * 1e3) : 0.0);

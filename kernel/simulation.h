@@ -20,6 +20,7 @@
 #include "kernel/stats_registry.h"
 #include "kernel/timeline.h"
 #include "simfa/core.h"
+#include "simfa/memory.h"
 #include "simfa/program.h"
 
 namespace simfa::kernel {
@@ -75,6 +76,8 @@ class Simulation final : private CtaHost {
   const StatsRegistryImpl& stats() const { return stats_; }
   /// The memory system the SMs send to (the manifest's [memory]).
   const MemoryPort& memory() const { return *memory_; }
+  /// The memory's byte totals so far (the stats contract's; every memory plugin reports them).
+  MemoryTraffic traffic() const { return *memory_->traffic(); }
   const Timeline& timeline() const { return timeline_; }
   /// Null unless RunOptions::counter_window was set.
   const CounterTracks* counter_tracks() const { return counters_.get(); }

@@ -21,6 +21,8 @@ class DramTotals {
   void count(const MemRequest& request);
   /// Records the run's length, the denominator of every achieved-bandwidth formula.
   void finish(Cycle end) { elapsed_cycles_.set(end); }
+  /// The bytes counted so far (DramBackend::dram_bytes).
+  ByteTotals bytes() const { return {dram_read_bytes_.value(), dram_write_bytes_.value()}; }
 
   /// Binds the formula `name` (declared in GB/s) = 1e-9 * sum(byte counters) / run time. The
   /// counters are named relative to `stats`, the scope given to the constructor.

@@ -29,6 +29,7 @@ class FixedDram final : public DramBackend, private EventTarget {
 
   void send(Cycle now, const MemRequest& request) override;
   void finish(Cycle end) override;
+  ByteTotals dram_bytes() const override { return totals_.bytes(); }
 
  private:
   /// The response of the request in slot `payload`.

@@ -39,6 +39,7 @@ class Hbm3Dram final : public DramBackend, private EventTarget, private DramBurs
 
   void send(Cycle now, const MemRequest& request) override;
   void finish(Cycle end) override;
+  ByteTotals dram_bytes() const override { return totals_.bytes(); }
 
   const Hbm3Organization& organization() const { return organization_; }
   const Hbm3Timing& timing() const { return timing_; }

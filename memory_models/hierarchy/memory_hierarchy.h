@@ -19,10 +19,14 @@ class MemoryHierarchy final : public MemoryPort {
   bool accepts_bursts() const override { return bursts_.has_value(); }
   void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
   std::optional<CacheUse> cache_use() const override { return l2_.cache_use(); }
+  std::optional<MemoryTraffic> traffic() const override {
+    return MemoryTraffic{l2_.llc_bytes(), dram_.dram_bytes()};
+  }
 
  private:
   Coalescer& coalescer_;
   L2Cache& l2_;
+  DramBackend& dram_;
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
 };
 

@@ -18,35 +18,23 @@ void IdealMemory::describe(Schema& schema) {
       "for all SMs (docs/performance.md §10); false: line by line");
   schema.stat("reads", StatKind::kCounter, "requests", "read requests");
   schema.stat("writes", StatKind::kCounter, "requests", "write requests");
-  schema.stat("llc_read_bytes", StatKind::kCounter, "bytes",
-              "bytes of read requests arriving (no cache: all reach memory)");
-  schema.stat("llc_write_bytes", StatKind::kCounter, "bytes",
-              "bytes of write requests arriving (no cache: all reach memory)");
-  schema.stat("dram_read_bytes", StatKind::kCounter, "bytes", "bytes read from memory");
-  schema.stat("dram_write_bytes", StatKind::kCounter, "bytes", "bytes written to memory");
 }
 
 IdealMemory::IdealMemory(const BuildContext& context)
     : events_(context.events),
       latency_(static_cast<Cycle>(context.params.integer("latency"))),
       reads_(context.stats.counter("reads")),
-      writes_(context.stats.counter("writes")),
-      llc_read_bytes_(context.stats.counter("llc_read_bytes")),
-      llc_write_bytes_(context.stats.counter("llc_write_bytes")),
-      dram_read_bytes_(context.stats.counter("dram_read_bytes")),
-      dram_write_bytes_(context.stats.counter("dram_write_bytes")) {
+      writes_(context.stats.counter("writes")) {
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, *this);
 }
 
 void IdealMemory::send(Cycle now, const MemRequest& request) {
   if (request.write) {
     writes_.add();
-    llc_write_bytes_.add(request.bytes);
-    dram_write_bytes_.add(request.bytes);
+    bytes_.write += request.bytes;
   } else {
     reads_.add();
-    llc_read_bytes_.add(request.bytes);
-    dram_read_bytes_.add(request.bytes);
+    bytes_.read += request.bytes;
   }
   in_flight_.push(request);
   const Cycle when = now + latency_;

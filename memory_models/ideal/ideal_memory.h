@@ -21,6 +21,9 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   void send(Cycle now, const MemRequest& request) override;
   bool accepts_bursts() const override { return bursts_.has_value(); }
   void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
+  /// There is no cache: every byte that arrives (the last-level cache's place in the stats
+  /// contract) is served by memory, so the llc and dram totals are equal.
+  std::optional<MemoryTraffic> traffic() const override { return MemoryTraffic{bytes_, bytes_}; }
 
  private:
   /// The responses of the batch at the front of `batches_`.
@@ -40,12 +43,7 @@ class IdealMemory final : public MemoryPort, private EventTarget {
 
   Counter& reads_;
   Counter& writes_;
-  // There is no cache: every byte that arrives (the LLC's position in the stats contract) is
-  // served by memory, so the llc and dram pairs are equal.
-  Counter& llc_read_bytes_;
-  Counter& llc_write_bytes_;
-  Counter& dram_read_bytes_;
-  Counter& dram_write_bytes_;
+  ByteTotals bytes_;  ///< of the requests sent
 };
 
 }  // namespace simfa::memory_models

@@ -66,6 +66,9 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::optional<CacheUse> cache_use() const override {
     return CacheUse{hits_.value(), misses_.value()};
   }
+  ByteTotals llc_bytes() const override {
+    return {llc_read_bytes_.value(), llc_write_bytes_.value()};
+  }
 
   std::uint32_t slices() const { return slice_count_; }
   std::uint32_t sets() const { return sets_; }

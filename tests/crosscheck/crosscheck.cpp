@@ -41,14 +41,12 @@ SimTotals simulate(const std::vector<kernel::Override>& sets, const std::string&
   const kernel::ComponentConfig w = kernel::parse_workload_spec(workload, host());
   kernel::Simulation sim(m, w, host(), kernel::RunOptions{});
   const kernel::RunResult r = sim.run();
-  auto total = [&](const char* name) {
-    return static_cast<std::uint64_t>(sim.stats().value(std::string("memory.") + name));
-  };
+  const MemoryTraffic bytes = sim.traffic();
   SimTotals t;
-  t.llc_read_bytes = total("llc_read_bytes");
-  t.llc_write_bytes = total("llc_write_bytes");
-  t.dram_read_bytes = total("dram_read_bytes");
-  t.dram_write_bytes = total("dram_write_bytes");
+  t.llc_read_bytes = bytes.llc.read;
+  t.llc_write_bytes = bytes.llc.write;
+  t.dram_read_bytes = bytes.dram.read;
+  t.dram_write_bytes = bytes.dram.write;
   t.cycles = r.cycles;
   t.ctas = r.ctas;
   t.completed = r.outcome == kernel::RunOutcome::kCompleted;

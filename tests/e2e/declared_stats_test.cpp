@@ -27,6 +27,9 @@ const std::map<std::string, std::set<std::string>> kConditional = {
 // The keys stats_json writes beside the registry's statistics (docs/stats.md).
 const std::set<std::string> kNotStatistics = {
     "simfa", "manifest", "manifest_sha256", "seed", "workload", "kernel", "sim"};
+// The stats contract's byte totals, which stats_json writes from MemoryPort::traffic.
+const std::set<std::string> kTraffic = {"memory.llc_read_bytes", "memory.llc_write_bytes",
+                                        "memory.dram_read_bytes", "memory.dram_write_bytes"};
 
 // The dotted path of every statistic in `node` (a histogram is one statistic).
 void leaves(const json::object& node, const std::string& prefix, std::vector<std::string>& out) {
@@ -59,6 +62,8 @@ void check(const Case& c) {
   for (const auto& [key, value] : run.stats)
     if (!kNotStatistics.contains(std::string(key)) && value.is_object())
       leaves(value.as_object(), std::string(key), stats);
+  for (const std::string& t : kTraffic)
+    EXPECT_EQ(std::erase(stats, t), 1u) << t << " is not in the stats file once";
 
   // Each component's statistics, relative to its path, SM 0's for the SMs'.
   std::map<std::string, std::vector<std::string>> bound;  // by component path

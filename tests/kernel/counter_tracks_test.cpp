@@ -1,5 +1,5 @@
-// Counter tracks against SMs whose meters, a memory whose cache use and a registry whose counters
-// the test moves by hand, with a 10-cycle window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
+// Counter tracks against SMs whose meters and a memory whose cache use and traffic the test moves
+// by hand, with a 10-cycle window on a 1000 MHz clock (1 byte per cycle = 1 GB/s).
 #include "kernel/counter_tracks.h"
 
 #include <gtest/gtest.h>
@@ -29,18 +29,23 @@ class MeteredSm final : public SmCore {
   std::uint64_t busy = 0, tma_bytes = 0, landed = 0;
 };
 
-/// A memory that takes nothing and reports the cache use the test sets, or none without a cache.
+/// A memory that takes nothing and reports the cache use and traffic the test sets, or none
+/// without a cache or, for a part of a hierarchy, traffic.
 class MeteredMemory final : public MemoryPort {
  public:
-  explicit MeteredMemory(bool cache) : cache_(cache) {}
+  MeteredMemory(bool cache, bool totals) : cache_(cache), totals_(totals) {}
   void send(Cycle, const MemRequest&) override {}
   std::optional<CacheUse> cache_use() const override {
     return cache_ ? std::optional<CacheUse>(use) : std::nullopt;
   }
+  std::optional<MemoryTraffic> traffic() const override {
+    return totals_ ? std::optional<MemoryTraffic>(bytes) : std::nullopt;
+  }
   CacheUse use;
+  MemoryTraffic bytes;
 
  private:
-  bool cache_;
+  bool cache_, totals_;
 };
 
 const CounterTracks::Track& track(const CounterTracks& t, const std::string& name) {
@@ -56,15 +61,9 @@ std::vector<double> values(const CounterTracks& t, const std::string& name) {
 }
 
 TEST(CounterTracks, WindowsSumToTheTotals) {
-  StatsRegistryImpl stats;
   MeteredSm sm;
-  MeteredMemory memory(true);
-  Counter& llc_read = stats.counter("memory.llc_read_bytes", "bytes", "");
-  stats.counter("memory.llc_write_bytes", "bytes", "");
-  Counter& dram_read = stats.counter("memory.dram_read_bytes", "bytes", "");
-  stats.counter("memory.dram_write_bytes", "bytes", "");
-
-  CounterTracks t(stats, {&sm}, memory, {0}, 1000.0, 10);
+  MeteredMemory memory(true, true);
+  CounterTracks t({&sm}, memory, {0}, 1000.0, 10);
   // Six tracks: SM 0's two and four GPU-wide (the all-SM TMA one among them).
   EXPECT_EQ(t.tracks().size(), 6u);
   t.sample_until(0);
@@ -72,11 +71,13 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
   sm.busy += 25;
   sm.tma_bytes += 8192;
   t.sample_until(14);  // boundary 10
-  // Cycle 14: 3 L2 hits and a miss, 640 bytes read from the L2 and 100 from DRAM.
+  // Cycle 14: 3 L2 hits and a miss, 640 bytes read from the L2 and 60 written, 100 read from
+  // DRAM.
   memory.use.hits += 3;
   memory.use.misses += 1;
-  llc_read.add(640);
-  dram_read.add(100);
+  memory.bytes.llc.read += 640;
+  memory.bytes.llc.write += 60;
+  memory.bytes.dram.read += 100;
   t.sample_until(27);  // boundary 20
   sm.landed += 8192;   // cycle 27: the op lands
   t.finish(30);
@@ -87,19 +88,18 @@ TEST(CounterTracks, WindowsSumToTheTotals) {
   EXPECT_EQ(values(t, "SM 0 TMA bytes in flight"), (std::vector<double>{0, 8192, 8192, 0}));
   EXPECT_EQ(values(t, "TMA bytes in flight (all SMs)"), (std::vector<double>{0, 8192, 8192, 0}));
   EXPECT_EQ(values(t, "L2 hit rate"), (std::vector<double>{0, 75, 0, 0}));
-  EXPECT_EQ(values(t, "L2 bandwidth"), (std::vector<double>{0, 64, 0, 0}));    // 640 B / 10
+  EXPECT_EQ(values(t, "L2 bandwidth"), (std::vector<double>{0, 70, 0, 0}));    // 700 B / 10
   EXPECT_EQ(values(t, "DRAM bandwidth"), (std::vector<double>{0, 10, 0, 0}));  // 100 B / 10
   const std::vector<CounterTracks::Point> points = t.series(track(t, "DRAM bandwidth"));
   EXPECT_EQ(points.back().begin, 30u);
 }
 
-TEST(CounterTracks, AShortLastWindowAndMissingStatistics) {
-  StatsRegistryImpl stats;
+TEST(CounterTracks, AShortLastWindowAndNoMemoryTracks) {
   std::vector<MeteredSm> sms(4);
-  const MeteredMemory memory(false);
-  CounterTracks t(stats, {&sms[0], &sms[1], &sms[2], &sms[3]}, memory, {3}, 1000.0, 100);
-  // SM 3's two and the TMA level over the four SMs; the memory has no cache and no memory
-  // statistic exists, so no L2 or DRAM track.
+  const MeteredMemory memory(false, false);
+  CounterTracks t({&sms[0], &sms[1], &sms[2], &sms[3]}, memory, {3}, 1000.0, 100);
+  // SM 3's two and the TMA level over the four SMs; the memory has no cache and reports no
+  // traffic, so no L2 or DRAM track.
   ASSERT_EQ(t.tracks().size(), 3u);
   t.sample_until(0);
   sms[3].busy += 30;

@@ -18,7 +18,10 @@
 #include <gtest/gtest.h>
 
 #include "kernel/describe.h"
+#include "kernel/manifest.h"
+#include "kernel/simulation.h"
 #include "kernel/stats_registry.h"
+#include "kernel/workload_spec.h"
 #include "simfa/core.h"
 
 namespace simfa::kernel {
@@ -179,7 +182,8 @@ TEST(PluginHost, GoodPluginDescribesItself) {
   PluginHost host;
   EXPECT_EQ(host.instructions().size(), static_cast<std::size_t>(kOpcodeCount));
   host.load_library(kGood);
-  EXPECT_EQ(names(host), (std::vector<std::string>{"probe.counter", "scheduler.test_oldest"}));
+  EXPECT_EQ(names(host), (std::vector<std::string>{"memory.untallied", "probe.counter",
+                                                   "scheduler.test_oldest"}));
   // Its instruction follows Hopper's in the table.
   const InstructionSpec* probe = host.instructions().find("PROBE");
   ASSERT_NE(probe, nullptr);
@@ -278,6 +282,24 @@ TEST(PluginHost, CreateTurnsOtherPluginExceptionsIntoErrorsNamingThePlugin) {
   }
 }
 
+TEST(PluginHost, ASimulationRefusesAMemoryThatReportsNoByteTotals) {
+  PluginHost host;
+  host.load_directories({SIMFA_PLUGIN_BUILD_DIR});
+  host.load_library(kGood);
+  const Manifest m = resolve_manifest(
+      read_manifest(SIMFA_SOURCE_DIR "/configs/h800.toml", {{"memory.plugin", "memory.untallied"}}),
+      host);
+  const ComponentConfig w = parse_workload_spec("gemm:m=128,n=128,k=64", host);
+  try {
+    Simulation sim(m, w, host, RunOptions{});
+    ADD_FAILURE() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the memory plugin memory.untallied reports no byte totals (MemoryPort::traffic), "
+              "which every memory plugin must (docs/stats.md)");
+  }
+}
+
 TEST(PluginHost, CreateRefusesAnEntryFromElsewhere) {
   PluginHost host;
   host.load_library(kGood);
@@ -354,7 +376,8 @@ TEST(PluginHost, RefusesAComponentNameWithoutKind) {
 TEST(PluginHost, LoadDirectoriesCollectsFailuresAndKeepsGoing) {
   PluginHost host;
   host.load_directories({kPlugins / "bad", kPlugins / "does-not-exist", kPlugins / "good"});
-  EXPECT_EQ(names(host), (std::vector<std::string>{"probe.counter", "scheduler.test_oldest"}));
+  EXPECT_EQ(names(host), (std::vector<std::string>{"memory.untallied", "probe.counter",
+                                                   "scheduler.test_oldest"}));
   // One per broken library, in file-name order.
   ASSERT_EQ(host.errors().size(), 3u);
   EXPECT_THAT(host.errors()[0], HasSubstr(kFutureAbi.string() + ": built for sdk ABI"));
@@ -380,7 +403,7 @@ TEST(PluginHost, TheSameLibraryTwiceLoadsOnce) {
   host.load_library(kPlugins / "good" / ".." / "good" / "libsimfa_test_good.so");
   host.load_directories({kPlugins / "good"});
   EXPECT_TRUE(host.errors().empty());
-  EXPECT_EQ(host.entries().size(), 2u);
+  EXPECT_EQ(host.entries().size(), 3u);
 }
 
 TEST(Describe, ShowsEveryParameterWithItsMetadata) {
@@ -423,7 +446,10 @@ TEST(Describe, PluginListHasOneRowPerComponent) {
   const std::string lib = fs::canonical(kGood).string();
   EXPECT_EQ(format_plugin_list(host),
             "NAME                   VERSION  KIND       LIBRARY\n"
-            "probe.counter          1.0.0    probe      " +
+            "memory.untallied       1.0.0    memory     " +
+                lib +
+                "\n"
+                "probe.counter          1.0.0    probe      " +
                 lib +
                 "\n"
                 "scheduler.test_oldest  0.2.1    scheduler  " +

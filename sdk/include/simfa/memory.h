@@ -17,6 +17,19 @@ struct CacheUse {
   std::uint64_t misses = 0;
 };
 
+/// Bytes of requests so far, read and written.
+struct ByteTotals {
+  std::uint64_t read = 0;
+  std::uint64_t write = 0;
+};
+
+/// The byte totals of the stats contract (docs/stats.md) so far, as a memory system reports them
+/// (MemoryPort::traffic).
+struct MemoryTraffic {
+  ByteTotals llc;   ///< requests arriving at the last-level cache: memory.llc_read/write_bytes
+  ByteTotals dram;  ///< requests DRAM served: memory.dram_read_bytes, memory.dram_write_bytes
+};
+
 /// One line-sized request. `token` is the client's; the memory system returns it untouched.
 struct MemRequest {
   Addr addr = 0;
@@ -42,9 +55,7 @@ class SIMFA_API MemClient {
 
 /// Kind "memory": where TMA engines send line requests. A port always accepts; back-pressure is
 /// modeled as queueing inside it, never by dropping. Responses arrive no earlier than the cycle
-/// after `send`. Every memory plugin provides the counters of the stats contract (docs/stats.md):
-/// llc_read_bytes, llc_write_bytes (bytes of requests arriving at the last-level cache) and
-/// dram_read_bytes, dram_write_bytes.
+/// after `send`. Every memory plugin reports the byte totals of the stats contract (traffic()).
 class SIMFA_API MemoryPort : public Component {
  public:
   virtual void send(Cycle now, const MemRequest& request) = 0;
@@ -69,6 +80,13 @@ class SIMFA_API MemoryPort : public Component {
   /// has no cache. The timeline's "L2 hit rate" track reads it while a run goes, so it changes
   /// nothing.
   virtual std::optional<CacheUse> cache_use() const { return std::nullopt; }
+
+  /// Kind "memory": the byte totals of the stats contract so far (docs/stats.md). Every memory
+  /// plugin answers it, and the kernel refuses one that answers none; the parts of a hierarchy
+  /// (coalescer, L2, DRAM) need not. The kernel writes them into the stats file
+  /// (memory.llc_read_bytes, ...) and reads them for the summary, simfa ablate and the bandwidth
+  /// tracks, which read them while a run goes, so it changes nothing.
+  virtual std::optional<MemoryTraffic> traffic() const { return std::nullopt; }
 };
 
 }  // namespace simfa
@@ -116,14 +134,19 @@ class SIMFA_API ReplacementPolicy : public Component {
   virtual std::uint32_t victim(Set set) = 0;
 };
 
-/// Kind "l2": the last-level cache. It must provide the counters llc_read_bytes /
-/// llc_write_bytes: bytes of the requests arriving at it.
+/// Kind "l2": the last-level cache.
 class SIMFA_API L2Cache : public MemoryPort {
  public:
   virtual void connect(const SliceMap& slice_map, MemoryPort& dram) = 0;
+  /// Bytes of the requests arriving at it so far: the hierarchy's MemoryTraffic::llc.
+  virtual ByteTotals llc_bytes() const = 0;
 };
 
-/// Kind "dram": main memory. It must provide the counters dram_read_bytes / dram_write_bytes.
-class SIMFA_API DramBackend : public MemoryPort {};
+/// Kind "dram": main memory.
+class SIMFA_API DramBackend : public MemoryPort {
+ public:
+  /// Bytes of the requests it served so far: the hierarchy's MemoryTraffic::dram.
+  virtual ByteTotals dram_bytes() const = 0;
+};
 
 }  // namespace simfa

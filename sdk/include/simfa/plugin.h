@@ -43,7 +43,11 @@ namespace simfa {
 ///     MemoryPort::cache_use (the timeline's L2 hit rate, simfa ablate's).
 /// 17: EngineClient::on_engine_flight: a plugin's engine draws its instructions' flight spans.
 /// 18: WgmmaOp::warpgroup, the issuing WarpGroup (a tensor core serving WarpGroups in turn).
-inline constexpr std::uint32_t kSdkAbiVersion = 18;
+/// 19: the memory's byte totals through the sdk, not by counter names (item 5 of issue 14):
+///     MemoryPort::traffic (MemoryTraffic), which every memory plugin answers and the kernel
+///     writes into the stats file and reads for the summary, the bandwidth tracks and simfa
+///     ablate; L2Cache::llc_bytes and DramBackend::dram_bytes, the hierarchy's parts of it.
+inline constexpr std::uint32_t kSdkAbiVersion = 19;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill

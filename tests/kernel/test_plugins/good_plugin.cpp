@@ -1,6 +1,6 @@
-// A valid test plugin with two components of different kinds, covering every parameter type,
-// a slot, every statistic kind, and factories that fail in each way the host converts; and an
-// instruction it adds to the instruction table.
+// A valid test plugin with three components of different kinds, covering every parameter type,
+// a slot, every statistic kind, factories that fail in each way the host converts and a memory
+// that breaks the stats contract; and an instruction it adds to the instruction table.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "simfa/core.h"
+#include "simfa/memory.h"
 #include "simfa/plugin.h"
 
 namespace {
@@ -88,6 +89,15 @@ class OldestFirst final : public simfa::WarpSchedulerPolicy {
   simfa::Histogram& ready_;
 };
 
+// A memory that answers nothing and reports no byte totals (MemoryPort::traffic), which every
+// memory plugin must: a simulation refuses it.
+class UntalliedMemory final : public simfa::MemoryPort {
+ public:
+  explicit UntalliedMemory(const simfa::BuildContext&) {}
+  static void describe(simfa::Schema&) {}
+  void send(simfa::Cycle, const simfa::MemRequest&) override {}
+};
+
 // An instruction the library adds to the table, for an engine of kind "probe".
 constexpr simfa::OperandSpec kProbeOperands[] = {{.name = "cycles", .what = "PROBE cycles"}};
 constexpr simfa::InstructionSpec kInstructions[] = {
@@ -95,8 +105,10 @@ constexpr simfa::InstructionSpec kInstructions[] = {
 
 }  // namespace
 
-SIMFA_PLUGIN_WITH_INSTRUCTIONS("simfa-test-good", kInstructions,
-             simfa::component_info<TickCounter>("probe.counter", "1.0.0",
-                                                "Counts the ticks of a periodic event."),
-             simfa::component_info<OldestFirst>("scheduler.test_oldest", "0.2.1",
-                                                "Issues the oldest ready WarpGroup."))
+SIMFA_PLUGIN_WITH_INSTRUCTIONS(
+    "simfa-test-good", kInstructions,
+    simfa::component_info<TickCounter>("probe.counter", "1.0.0",
+                                       "Counts the ticks of a periodic event."),
+    simfa::component_info<OldestFirst>("scheduler.test_oldest", "0.2.1",
+                                       "Issues the oldest ready WarpGroup."),
+    simfa::component_info<UntalliedMemory>("memory.untallied", "1.0.0", "Reports no byte totals."))
