@@ -204,7 +204,9 @@ void l2_bench(benchmark::State& state, const ParamOverrides& params, bool hits) 
     rig.run_until([&] { return streamer.answered() >= streamer.limit(); });
   }
   run_batches(state, rig, streamer);
-  state.counters["hit_rate"] = rig.stats.value("l2.hit_rate");
+  const CacheUse use = *l2->cache_use();
+  state.counters["hit_rate"] =
+      static_cast<double>(use.hits) / static_cast<double>(use.hits + use.misses);
 }
 
 // ns per L2 request on the hit path: l2.remote_copy as configs/h800.toml has it.
@@ -292,7 +294,8 @@ void BM_StreamEndToEnd(benchmark::State& state) {
   for (auto _ : state) {
     kernel::Simulation sim(manifest, workload, host, kernel::RunOptions{});
     const kernel::RunResult r = sim.run();
-    requests += sim.stats().value("memory.l2.hits") + sim.stats().value("memory.l2.misses");
+    const CacheUse use = *sim.memory().cache_use();
+    requests += static_cast<double>(use.hits + use.misses);
     events += static_cast<double>(r.events);
   }
   using benchmark::Counter;
