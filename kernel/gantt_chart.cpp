@@ -97,8 +97,10 @@ std::vector<GanttChart::SpanKind> GanttChart::span_kinds(const InstructionSet& i
                         : !issue     ? "wait: " + name
                         : span.lasts ? name
                                      : name + " issue";
+    std::string what = !flight ? "" : span.what ? span.what : name + "s";
     kinds.push_back({span.name, span.color ? span.color : "", std::move(label),
-                     flight ? ++flights : kThread, issue && !span.lasts, tma, compute});
+                     flight ? ++flights : kThread, issue && !span.lasts, tma, compute,
+                     std::move(what)});
     derived.push_back(!span.color);
   };
   for (const InstructionSpec& in : instructions.specs()) {
@@ -409,11 +411,14 @@ std::string GanttChart::svg() const {
   if (present.count("other"))
     s += fmt::format("<text x=\"{}\" y=\"{}\">gray: other spans</text>\n", kLeft,
                      legend_top + 18 * legend_rows);
+  // The lane's rows: the thread row, then the table's flight rows in their order.
+  std::string rows = "the WarpGroup's instructions and waits (top)";
+  for (const SpanKind& k : kinds_)
+    if (k.row != kThread) rows += ", its " + k.what + " in flight";
   s += fmt::format(
-      "<text x=\"{}\" y=\"{}\" fill=\"#777777\">Each lane: the WarpGroup's instructions and waits "
-      "(top), its TMA loads in flight, its WGMMAs in flight. Dashed lines: CTA start and end. "
+      "<text x=\"{}\" y=\"{}\" fill=\"#777777\">Each lane: {}. Dashed lines: CTA start and end. "
       "Spans under a pixel are merged; hover a bar for its cycles.</text>\n",
-      kLeft, legend_top + 18 * legend_rows + 12);
+      kLeft, legend_top + 18 * legend_rows + 12, escape(rows));
   s += "</g>\n</svg>\n";
   return s;
 }

@@ -1,9 +1,10 @@
 // The Gantt chart of `simfa run --gantt out.svg` (docs/pictures.md): the timeline's spans drawn
-// as an SVG, one lane per WarpGroup of the chosen SMs, like the paper's Fig. 9. Each lane has
-// three rows: what the WarpGroup does (issues, bubbles, waits by kind), its TMA loads in flight
-// and its WGMMAs in flight. Spans narrower than a pixel are merged so that a whole FA3 tile loop
-// stays readable and the file stays small. The span kinds, their colours and legend come from the
-// run's instruction table (simfa/instruction_set.h), a plugin's instructions included.
+// as an SVG, one lane per WarpGroup of the chosen SMs, like the paper's Fig. 9. Each lane has a
+// row for what the WarpGroup does (issues, bubbles, waits by kind), then one per flight span of
+// the instruction table (Hopper's: its TMA loads in flight, its WGMMAs in flight). Spans narrower
+// than a pixel are merged so that a whole FA3 tile loop stays readable and the file stays small.
+// The span kinds, their colours and legend come from the run's instruction table
+// (simfa/instruction_set.h), a plugin's instructions included.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ class GanttChart {
     bool instant = false;
     bool tma = false;      ///< issued by a TMA instruction: its lane produces
     bool compute = false;  ///< issued by another engine's instruction: its lane consumes
+    /// A flight row's contents, in the plural, for the note under the legend: "TMA loads"
+    /// (SpanSpec::what, or the instruction's name and an s); empty for the thread row.
+    std::string what{};
   };
   /// The span kinds of `instructions`, in legend order: per instruction in opcode order, its
   /// span, flight and wait span; a name declared again is the first declaration's. A colour not

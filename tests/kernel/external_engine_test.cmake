@@ -40,9 +40,10 @@ run(${SIMFA} run ${EXAMPLE_DIR}/blackwell_demo.toml --workload ${EXAMPLE_DIR}/um
     --gantt ${WORK_DIR}/umma.svg)
 file(READ ${WORK_DIR}/umma.svg svg)
 # The engine reports each UMMA's flight (EngineClient::on_engine_flight): the SM draws the span
-# the table declares for it, UMMA in flight.
+# the table declares for it, UMMA in flight, in a row of its own that the note under the legend
+# names after Hopper's.
 foreach(want ">UMMA issue</text>" "data-kind=\"umma\"" ">UMMA in flight</text>"
-        "data-kind=\"umma_flight\"")
+        "data-kind=\"umma_flight\"" "its WGMMAs in flight, its UMMAs in flight.")
   string(FIND "${svg}" "${want}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the Gantt chart of umma.trace lacks '${want}'")

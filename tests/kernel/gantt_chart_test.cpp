@@ -206,5 +206,32 @@ TEST(GanttChart, APluginsInstructionGetsItsOwnLegendEntryAndColour) {
   EXPECT_NE(GanttChart(spans, range(0, 100)).svg().find("gray: other spans"), std::string::npos);
 }
 
+TEST(GanttChart, TheNoteUnderTheLegendNamesTheLanesRowsFromTheTable) {
+  const std::vector<TimelineSpan> spans = {{0, 0, 0, "exit", 99, 100}};
+  // Hopper's: the thread row, then TMA's flight row (declared "TMA loads") and WGMMA's (derived).
+  EXPECT_NE(GanttChart(spans, range(0, 100))
+                .svg()
+                .find(">Each lane: the WarpGroup's instructions and waits (top), its TMA loads in "
+                      "flight, its WGMMAs in flight. Dashed lines"),
+            std::string::npos);
+  // A plugin's flight rows follow, named as declared or after the instruction.
+  static constexpr InstructionSpec kUmma{
+      .name = "UMMA", .engine = "umma", .span = "umma", .flight = "umma_flight"};
+  static constexpr InstructionSpec kCopy{
+      .name = "TM_COPY",
+      .engine = "umma",
+      .flight = {"tm_copy_flight", nullptr, nullptr, false, "copies to tensor memory"}};
+  InstructionSet set;
+  set.add(kUmma);
+  set.add(kCopy);
+  GanttOptions o = range(0, 100);
+  o.instructions = &set;
+  const GanttChart chart(spans, o);
+  EXPECT_EQ(chart.kinds()[12].row, 3);  // umma_flight, after Hopper's two
+  EXPECT_NE(chart.svg().find(", its WGMMAs in flight, its UMMAs in flight, its copies to tensor "
+                             "memory in flight. Dashed lines"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace simfa::kernel

@@ -70,8 +70,8 @@ struct SpanSpec {
   constexpr SpanSpec() = default;
   // Not explicit: `.span = "umma"` names a span and leaves the rest to the chart.
   constexpr SpanSpec(const char* name_, const char* color_ = nullptr,  // NOLINT
-                     const char* label_ = nullptr, bool lasts_ = false)
-      : name(name_), color(color_), label(label_), lasts(lasts_) {}
+                     const char* label_ = nullptr, bool lasts_ = false, const char* what_ = nullptr)
+      : name(name_), color(color_), label(label_), lasts(lasts_), what(what_) {}
 
   const char* name = nullptr;   ///< as the timeline names it: "wgmma", "wait:mb"; null: none
   const char* color = nullptr;  ///< SVG colour, "#d62728"; null: derived from the name
@@ -79,6 +79,9 @@ struct SpanSpec {
   /// InstructionSpec::span only: the span covers the instruction's work (a BUBBLE's cycles) and
   /// is drawn as such, not as the one issue cycle the chart draws over the WarpGroup's waits.
   bool lasts = false;
+  /// InstructionSpec::flight only: what its row of a Gantt lane holds, in the plural, for the
+  /// chart's note on the rows ("TMA loads"); null: the instruction's name and an s ("WGMMAs").
+  const char* what = nullptr;
 };
 
 struct InstructionSpec {
@@ -187,7 +190,7 @@ constexpr OperandSpec kBubble[] = {{.name = "cycles", .what = "BUBBLE cycles"}};
 // instructions share is one legend entry: the chart takes its first declaration.
 constexpr SpanSpec kTmaIssue{"tma_issue", "#1f77b4", "TMA issue"};
 constexpr SpanSpec kTmaFlight{"tma_flight", "#9ecae1",
-                              "TMA in flight (until the stage's bytes landed)"};
+                              "TMA in flight (until the stage's bytes landed)", false, "TMA loads"};
 
 // In Opcode order.
 constexpr InstructionSpec kHopper[] = {

@@ -47,7 +47,9 @@ namespace simfa {
 ///     MemoryPort::traffic (MemoryTraffic), which every memory plugin answers and the kernel
 ///     writes into the stats file and reads for the summary, the bandwidth tracks and simfa
 ///     ablate; L2Cache::llc_bytes and DramBackend::dram_bytes, the hierarchy's parts of it.
-inline constexpr std::uint32_t kSdkAbiVersion = 19;
+/// 20: SpanSpec::what: a flight span's row in the Gantt chart's note under the legend, which the
+///     chart writes from the instruction table instead of naming Hopper's rows.
+inline constexpr std::uint32_t kSdkAbiVersion = 20;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
