@@ -10,6 +10,7 @@
 
 #include "simfa/error.h"
 #include "simfa/spelling.h"
+#include "simfa/tensor_map_limits.h"
 
 namespace simfa::trace {
 
@@ -435,22 +436,22 @@ class Parser {
       error(name.pos, quoted + " needs shape=[...] (elements, innermost dimension first)");
     if (!box) error(name.pos, quoted + " needs box=[...] (the tile each load moves)");
 
-    // The limits of cuTensorMapEncodeTiled (CUDA driver API) for non-interleaved maps.
-    if (base->value < 0 || base->value % 16 != 0)
+    // The lists' lengths here; the values against cuTensorMapEncodeTiled's limits in the one
+    // check every frontend uses (simfa/tensor_map_limits.h). A value no field holds (negative,
+    // or a box entry past 2^32) is kept as 0, which breaks the limits.
+    if (base->value < 0)
       error(base->pos, quoted + ": base must be a non-negative multiple of 16 bytes");
+    m.base = static_cast<Addr>(base->value);
     m.elem_bytes = static_cast<std::uint32_t>(elem->value);
     if (shape->size() > kMaxTensorRank)
       error(shape->front().pos, quoted + ": rank is 1 to 5, but shape has " +
                                     std::to_string(shape->size()) + " entries");
     m.rank = static_cast<std::uint32_t>(shape->size());
-    constexpr std::int64_t kMaxDim = std::int64_t{1} << 32;
-    constexpr std::int64_t kMaxStride = std::int64_t{1} << 40;
-    for (std::uint32_t d = 0; d < m.rank; ++d) {
-      const Entry& s = (*shape)[d];
-      if (s.value < 1 || s.value > kMaxDim)
-        error(s.pos, quoted + ": shape entries must be in 1..2^32, not " + std::to_string(s.value));
-      m.shape[d] = static_cast<std::uint64_t>(s.value);
-    }
+    auto held = [](std::int64_t v, std::uint64_t max) {
+      return v < 0 || static_cast<std::uint64_t>(v) > max ? 0 : static_cast<std::uint64_t>(v);
+    };
+    constexpr std::uint64_t kAny = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint32_t d = 0; d < m.rank; ++d) m.shape[d] = held((*shape)[d].value, kAny);
     m.stride[0] = m.elem_bytes;
     if (stride) {
       if (stride->size() != m.rank - 1)
@@ -458,38 +459,36 @@ class Parser {
                               std::to_string(m.rank - 1) + ", so it has " +
                               std::to_string(m.rank - 1) + " entries for rank " +
                               std::to_string(m.rank) + ", not " + std::to_string(stride->size()));
-      for (std::uint32_t d = 1; d < m.rank; ++d) {
-        const Entry& s = (*stride)[d - 1];
-        if (s.value < 16 || s.value >= kMaxStride || s.value % 16 != 0)
-          error(s.pos, quoted + ": a stride must be a multiple of 16 bytes below 2^40, not " +
-                           std::to_string(s.value));
-        m.stride[d] = static_cast<std::uint64_t>(s.value);
-      }
-    } else {
-      for (std::uint32_t d = 1; d < m.rank; ++d) {
-        const std::uint64_t packed = m.stride[d - 1] * m.shape[d - 1];
-        if (packed >= static_cast<std::uint64_t>(kMaxStride) || packed % 16 != 0)
-          error((*shape)[d - 1].pos,
-                quoted + ": the packed stride of dimension " + std::to_string(d) + " is " +
-                    std::to_string(packed) +
-                    " bytes, not a multiple of 16 below 2^40; give stride=[...]");
-        m.stride[d] = packed;
-      }
+      for (std::uint32_t d = 1; d < m.rank; ++d) m.stride[d] = held((*stride)[d - 1].value, kAny);
+    } else {  // packed: each dimension's stride the size of the one inside it
+      for (std::uint32_t d = 1; d < m.rank; ++d)
+        if (__builtin_mul_overflow(m.stride[d - 1], m.shape[d - 1], &m.stride[d]))
+          m.stride[d] = kAny;
     }
     if (box->size() != m.rank)
       error(box_pos, quoted + ": box has " + std::to_string(box->size()) +
                          " entries but the rank is " + std::to_string(m.rank));
-    for (std::uint32_t d = 0; d < m.rank; ++d) {
-      const Entry& b = (*box)[d];
-      if (b.value < 1 || b.value > 256)
-        error(b.pos, quoted + ": box entries must be in 1..256, not " + std::to_string(b.value));
-      m.box[d] = static_cast<std::uint32_t>(b.value);
+    for (std::uint32_t d = 0; d < m.rank; ++d)
+      m.box[d] = static_cast<std::uint32_t>(
+          held((*box)[d].value, std::numeric_limits<std::uint32_t>::max()));
+    if (const std::optional<TensorMapFault> fault = tensor_map_fault(m)) {
+      using Part = TensorMapFault::Part;
+      const std::uint32_t d = fault->dim;
+      switch (fault->part) {
+        case Part::kBase:
+          error(base->pos, quoted + ": " + fault->message);
+        case Part::kShape:
+          error((*shape)[d].pos, quoted + ": " + fault->message);
+        case Part::kStride:
+          // The innermost stride is the element's, which nothing here can break.
+          if (stride) error((*stride)[d - 1].pos, quoted + ": " + fault->message);
+          error((*shape)[d - 1].pos, quoted + ": " + fault->message +
+                                         " (the packed stride of dimension " + std::to_string(d) +
+                                         "; give stride=[...])");
+        case Part::kBox:
+          error((*box)[d].pos, quoted + ": " + fault->message);
+      }
     }
-    if (m.box[0] * m.elem_bytes % 16 != 0)
-      error((*box)[0].pos, quoted + ": the box's inner dimension is " +
-                               std::to_string(m.box[0] * m.elem_bytes) +
-                               " bytes; it must be a multiple of 16");
-    m.base = static_cast<Addr>(base->value);
     return m;
   }
 

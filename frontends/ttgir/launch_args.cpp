@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "simfa/spelling.h"
+#include "simfa/tensor_map_limits.h"
 
 namespace simfa::ttgir {
 
@@ -127,10 +128,8 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
         (field == "shape" ? d.has_shape : d.has_strides) = true;
         matched = true;
       } else if (field == "base") {
-        if (!parse_integer(value, d.base) || d.base <= 0 || d.base % 16 != 0)
-          params.fail(args_key, "'" + item +
-                                    "': expected a positive 16-byte aligned address, as TMA "
-                                    "requires of a tensor");
+        if (!parse_integer(value, d.base) || d.base <= 0)
+          params.fail(args_key, "'" + item + "': expected a positive address");
         d.has_base = true;
         matched = true;
       }
@@ -173,49 +172,56 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
                                   join(arg.block) + ")");
       d.shape = arg.block;
     }
-    for (std::size_t i = 0; i < rank; ++i)
-      if (d.shape[i] <= 0 || d.shape[i] > (std::int64_t{1} << 32))
-        params.fail(args_key, arg.name + ".shape=" + join(d.shape) + ": dimensions are 1 to 2^32");
-    // TMA's bound (cuTensorMapEncodeTiled: strides below 2^40 bytes) also keeps the products
-    // here in range: a stride of 2^63 - 1 elements overflowed times the element size (UBSan,
-    // docs/reliability.md).
-    constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
+    // Packed unless given (in elements, the outermost first), saturating: the limits' check
+    // below refuses what overflows.
     if (!d.has_strides) {
       d.strides.assign(rank, 1);
-      for (std::size_t i = rank - 1; i-- > 0;) {
-        if (d.strides[i + 1] > kMaxStrideBytes / d.shape[i + 1])
-          params.fail(args_key, arg.name + ".shape=" + join(d.shape) +
-                                    ": its rows would lie 2^40 bytes or more apart, beyond TMA");
-        d.strides[i] = d.strides[i + 1] * d.shape[i + 1];
-      }
+      for (std::size_t i = rank - 1; i-- > 0;)
+        if (__builtin_mul_overflow(d.strides[i + 1], d.shape[i + 1], &d.strides[i]))
+          d.strides[i] = std::numeric_limits<std::int64_t>::max();
     }
-    if (d.strides[rank - 1] != 1)
-      params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
-                                ": the innermost stride must be 1 (TMA reads rows contiguously)");
-    for (std::size_t i = 0; i + 1 < rank; ++i)
-      if (d.strides[i] <= 0 || d.strides[i] >= kMaxStrideBytes / arg.elem_bytes ||
-          d.strides[i] * arg.elem_bytes % 16 != 0)
-        params.fail(args_key, arg.name + ".strides=" + join(d.strides) +
-                                  ": TMA needs positive strides of a multiple of 16 bytes, below "
-                                  "2^40 bytes");
-    std::uint64_t extent = 1;
-    for (std::size_t i = 0; i < rank; ++i)
-      extent += static_cast<std::uint64_t>(d.shape[i] - 1) * static_cast<std::uint64_t>(d.strides[i]);
-    extent *= arg.elem_bytes;
-    const Addr base = d.has_base ? static_cast<Addr>(d.base) : next;
-    next = next_tensor_base(base, extent);
-
+    // The map in simfa's order (dimension 0 innermost) and bytes; a value no field holds
+    // (negative, or past 2^64 bytes) is kept as 0 or the largest, which break the limits.
     TensorMap map;
     map.name = arg.name;
-    map.base = base;
     map.elem_bytes = arg.elem_bytes;
     map.rank = static_cast<std::uint32_t>(rank);
-    for (std::size_t i = 0; i < rank; ++i) {  // simfa's dimension 0 is the innermost
+    for (std::size_t i = 0; i < rank; ++i) {
       const std::size_t from = rank - 1 - i;
-      map.shape[i] = static_cast<std::uint64_t>(d.shape[from]);
-      map.stride[i] = static_cast<std::uint64_t>(d.strides[from]) * arg.elem_bytes;
-      map.box[i] = static_cast<std::uint32_t>(arg.block[from]);
+      map.shape[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(d.shape[from], 0));
+      if (__builtin_mul_overflow(
+              static_cast<std::uint64_t>(std::max<std::int64_t>(d.strides[from], 0)),
+              std::uint64_t{arg.elem_bytes}, &map.stride[i]))
+        map.stride[i] = std::numeric_limits<std::uint64_t>::max();
+      map.box[i] = static_cast<std::uint32_t>(
+          std::clamp<std::int64_t>(arg.block[from], 0, std::numeric_limits<std::uint32_t>::max()));
     }
+    map.base = d.has_base ? static_cast<Addr>(d.base) : next;
+    // cuTensorMapEncodeTiled's limits, the trace's tensormap statements' check too.
+    if (const std::optional<TensorMapFault> fault = tensor_map_fault(map)) {
+      switch (fault->part) {
+        case TensorMapFault::Part::kBase:
+          params.fail(args_key,
+                      arg.name + ".base=" + std::to_string(d.base) + ": " + fault->message);
+        case TensorMapFault::Part::kShape:
+          params.fail(args_key, arg.name + ".shape=" + join(d.shape) + ": " + fault->message);
+        case TensorMapFault::Part::kStride:
+          params.fail(args_key, arg.name +
+                                    (d.has_strides ? ".strides=" + join(d.strides)
+                                                   : ".shape=" + join(d.shape) + " (packed)") +
+                                    ": " + fault->message);
+        case TensorMapFault::Part::kBox:
+          params.fail(args_key, arg.name + " (declared at " + kernel.doc().at(arg.pos).str() +
+                                    "), block " + join(arg.block) + ": " + fault->message);
+      }
+    }
+    // The bytes it spans, and the next tensor's base.
+    std::uint64_t extent = 1;
+    for (std::size_t i = 0; i < rank; ++i)
+      extent +=
+          static_cast<std::uint64_t>(d.shape[i] - 1) * static_cast<std::uint64_t>(d.strides[i]);
+    extent *= arg.elem_bytes;
+    next = next_tensor_base(map.base, extent);
     launch.maps.push_back(map);
     for (const ScalarArg& a : kernel.scalar_args)
       if (a.desc == k)

@@ -485,11 +485,18 @@ TEST(TraceErrors, BadValues) {
 TEST(TraceErrors, TensorMaps) {
   const auto map = [](std::string_view decl) { return "grid 1\n" + std::string(decl) + "\n"; };
   expect_error(map("tensormap T base=0x1008 elem=fp16 shape=[64] box=[64]"), 2, 18,
+               "TensorMap 'T': base must be a multiple of 16 bytes, not 4104");
+  expect_error(map("tensormap T base=-16 elem=fp16 shape=[64] box=[64]"), 2, 18,
                "base must be a non-negative multiple of 16");
   expect_error(map("tensormap T base=0 elem=fp16 shape=[64, 64] box=[64]"), 2, 49,
                "box has 1 entries but the rank is 2");
   expect_error(map("tensormap T base=0 elem=fp16 shape=[3, 4] box=[8, 4]"), 2, 37,
-               "packed stride of dimension 1 is 6 bytes");
+               "a stride must be a multiple of 16 bytes below 2^40, not 6 (the packed stride of "
+               "dimension 1; give stride=[...])");
+  expect_error(map("tensormap T base=0 elem=fp16 shape=[64, 4] stride=[100] box=[8, 4]"), 2, 52,
+               "a stride must be a multiple of 16 bytes below 2^40, not 100");
+  expect_error(map("tensormap T base=0 elem=fp16 shape=[64, 0] box=[8, 4]"), 2, 41,
+               "shape entries must be in 1..2^32, not 0");
   expect_error(map("tensormap T base=0 elem=fp16 shape=[64, 4] strid=[128] box=[8, 4]"), 2, 44,
                "(did you mean 'stride'?)");
   expect_error(map("tensormap T base=0 elem=fp16 shape=[64, 4] stride=[128, 64] box=[8, 4]"), 2, 51,

@@ -977,10 +977,20 @@ TEST(TtgirErrors, IntegerLiteralsAndShapesStayInRange) {
             {"grid", str("4")},
             {"args", str(gemm_args(256, 256, 512) + ";a_desc.strides=9223372036854775807x1")}});
   });
-  EXPECT_NE(stride.find("a_desc.strides=9223372036854775807x1: TMA needs positive strides of a "
-                        "multiple of 16 bytes, below 2^40 bytes"),
+  EXPECT_NE(stride.find("a_desc.strides=9223372036854775807x1: a stride must be a multiple of 16 "
+                        "bytes below 2^40, not 18446744073709551614"),
             std::string::npos)
       << stride;
+  // The limits are the trace's tensormap statements' (simfa/tensor_map_limits.h): a base is
+  // 16-byte aligned.
+  const std::string base = error_of([&] {
+    h.make({{"file", str(kDevice + "gemm_tma.ttgir")},
+            {"grid", str("4")},
+            {"args", str(gemm_args(256, 256, 512) + ";a_desc.base=8")}});
+  });
+  EXPECT_NE(base.find("a_desc.base=8: base must be a multiple of 16 bytes, not 8"),
+            std::string::npos)
+      << base;
 }
 
 TEST(TtgirErrors, CtaIdOfTwoToTheThirtyTwoMinusOneIsRejected) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "simfa/spelling.h"
 #include "simfa/stats.h"
 #include "simfa/tensor_map.h"
+#include "simfa/tensor_map_limits.h"
 
 namespace simfa {
 namespace {
@@ -108,6 +110,52 @@ TEST(TensorPlacement, EachTensorStartsOnThe2MiBBoundaryAfterThePrevious) {
             kFirstTensorBase + 3 * kTensorAlignment);
   static_assert(kTensorAlignment == 2 << 20);
   static_assert(kFirstTensorBase % kTensorAlignment == 0);
+}
+
+TEST(TensorMapLimits, NameTheFirstPartOutsideCuTensorMapEncodeTiledsLimits) {
+  // A 128 x 64 FP16 tensor, rows 256 bytes apart, loaded in 64 x 32 boxes: within every limit.
+  TensorMap good;
+  good.base = 0x1000, good.elem_bytes = 2, good.rank = 2;
+  good.shape = {128, 64}, good.stride = {2, 256}, good.box = {64, 32};
+  EXPECT_FALSE(tensor_map_fault(good));
+  using Part = TensorMapFault::Part;
+  auto fault = [&](auto change) {
+    TensorMap m = good;
+    change(m);
+    const std::optional<TensorMapFault> f = tensor_map_fault(m);
+    EXPECT_TRUE(f);
+    return f.value_or(TensorMapFault{Part::kBase, 99, "none"});
+  };
+  auto is = [](const TensorMapFault& f, Part part, std::uint32_t dim, const std::string& message) {
+    EXPECT_EQ(f.part, part) << f.message;
+    EXPECT_EQ(f.dim, dim) << f.message;
+    EXPECT_EQ(f.message, message);
+  };
+  is(fault([](TensorMap& m) { m.base = 0x1008; }), Part::kBase, 0,
+     "base must be a multiple of 16 bytes, not 4104");
+  is(fault([](TensorMap& m) { m.shape[1] = 0; }), Part::kShape, 1,
+     "shape entries must be in 1..2^32, not 0");
+  is(fault([](TensorMap& m) { m.shape[0] = (std::uint64_t{1} << 32) + 1; }), Part::kShape, 0,
+     "shape entries must be in 1..2^32, not 4294967297");
+  is(fault([](TensorMap& m) { m.stride[0] = 4; }), Part::kStride, 0,
+     "the innermost dimension's stride is 4 bytes; TMA reads rows contiguously (2 bytes, one "
+     "element)");
+  is(fault([](TensorMap& m) { m.stride[1] = 100; }), Part::kStride, 1,
+     "a stride must be a multiple of 16 bytes below 2^40, not 100");
+  is(fault([](TensorMap& m) { m.stride[1] = std::uint64_t{1} << 40; }), Part::kStride, 1,
+     "a stride must be a multiple of 16 bytes below 2^40, not 1099511627776");
+  is(fault([](TensorMap& m) { m.box[1] = 257; }), Part::kBox, 1,
+     "box entries must be in 1..256, not 257");
+  is(fault([](TensorMap& m) { m.box[0] = 4; }), Part::kBox, 0,
+     "the box's inner dimension is 8 bytes; it must be a multiple of 16");
+  // The first in declaration order: the base before the box.
+  is(fault([](TensorMap& m) { m.base = 8, m.box[0] = 0; }), Part::kBase, 0,
+     "base must be a multiple of 16 bytes, not 8");
+  // The limits' edges are inside.
+  TensorMap edge = good;
+  edge.shape[1] = std::uint64_t{1} << 32, edge.stride[1] = (std::uint64_t{1} << 40) - 16;
+  edge.box = {256, 256};
+  EXPECT_FALSE(tensor_map_fault(edge));
 }
 
 TEST(Uint128, HoldsAProductOfTwo64BitValues) {
