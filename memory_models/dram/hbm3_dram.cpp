@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "simfa/int_math.h"
+
 namespace simfa::memory_models {
 
 namespace {
@@ -293,7 +295,8 @@ void Hbm3Dram::send(Cycle now, const MemRequest& request) {
 
   const Addr first = request.addr - request.addr % burst_bytes_;
   const Addr end = request.addr + std::max<std::uint32_t>(request.bytes, 1);
-  const auto bursts = static_cast<std::uint32_t>((end - first + burst_bytes_ - 1) / burst_bytes_);
+  const auto bursts =
+      static_cast<std::uint32_t>(ceil_div(static_cast<std::int64_t>(end - first), burst_bytes_));
 
   const std::uint32_t slot =
       pending_.add(Pending{.request = request, .sent = now, .done = 0, .bursts_left = bursts});

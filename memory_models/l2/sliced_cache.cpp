@@ -7,6 +7,7 @@
 
 #include "host_prefetch.h"
 #include "simfa/error.h"
+#include "simfa/int_math.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -163,7 +164,7 @@ SlicedCache::SlicedCache(const BuildContext& context)
   dirty_.assign(sets * assoc_, 0);
 
   const std::uint32_t buckets = std::min<std::uint32_t>(mshrs_, 16);
-  const std::uint32_t width = (mshrs_ + buckets - 1) / buckets;
+  const auto width = static_cast<std::uint32_t>(ceil_div(mshrs_, buckets));
   slice_state_.resize(slice_count_);
   for (std::uint32_t i = 0; i < slice_count_; ++i) {
     Slice& s = slice_state_[i];
