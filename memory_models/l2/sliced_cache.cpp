@@ -15,6 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace simfa::memory_models {
 
@@ -156,9 +159,9 @@ SlicedCache::SlicedCache(const BuildContext& context)
     set_fold_shift_ = std::max(1, static_cast<int>(std::bit_width(sets_ - 1)));
 
   const std::size_t sets = std::size_t{slice_count_} * sets_;
-  meta_words_ = (assoc_ + 7) / 8;
-  tag_word_ = round_up(2 * meta_words_ + 4, 8);  // whole 64-byte lines
-  block_words_ = round_up(tag_word_ + assoc_, 8);
+  state_word_ = round_up(std::size_t{assoc_}, 16) / 2;  // whole lines of 16 keys
+  mask_word_ = state_word_ + (assoc_ + 7) / 8;
+  block_words_ = round_up(mask_word_ + 3, 8);  // whole 64-byte lines
   blocks_ = HostTable(sets * block_words_ * sizeof(std::uint64_t));
   block_base_ = static_cast<std::uint64_t*>(blocks_.data());
   dirty_.assign(sets * assoc_, 0);
@@ -299,8 +302,7 @@ void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
   if (w == kNone) return;
   const std::uint64_t bit = std::uint64_t{1} << w;
   if ((shadow_mask(set) & bit) == 0) return;
-  // Masks alone: a way that is not valid holds nothing, whatever its tag.
-  valid_mask(set) &= ~bit;
+  keys(set)[w] = 0;
   shadow_mask(set) &= ~bit;
   dirty_mask(set) &= ~bit;  // shadow copies are never written; kept for the invariant
 }
@@ -394,7 +396,7 @@ void SlicedCache::drain(std::uint32_t slice, Cycle now) {
     prefetch_object(&pending_[next.p]);
     const std::uint64_t* set = block(next.block);
     __builtin_prefetch(set);
-    __builtin_prefetch(tags(set));
+    __builtin_prefetch(state(set));
     s.mshr_lines.prefetch(next.line);
   }
   s.draining = false;
@@ -492,23 +494,40 @@ std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now
   return pending_.add(entry);
 }
 
+std::uint64_t SlicedCache::ways_keyed(const std::uint64_t* set, std::uint32_t key) const {
+  const std::uint32_t* k = keys(set);
+  std::uint64_t ways = 0;
+#if defined(__SSE2__)
+  // A line of 16 keys at a time: four 4-key compares, packed to 16 bytes of 0 or -1.
+  const __m128i wanted = _mm_set1_epi32(static_cast<int>(key));
+  for (std::uint32_t w = 0; w < assoc_; w += 16) {
+    const auto* line = reinterpret_cast<const __m128i*>(k + w);
+    const __m128i low = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(line), wanted),
+                                        _mm_cmpeq_epi32(_mm_load_si128(line + 1), wanted));
+    const __m128i high = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(line + 2), wanted),
+                                         _mm_cmpeq_epi32(_mm_load_si128(line + 3), wanted));
+    ways |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_packs_epi16(low, high)))}
+            << w;
+  }
+#else
+  for (std::uint32_t w = 0; w < assoc_; ++w) ways |= std::uint64_t{k[w] == key} << w;
+#endif
+  // The keys past assoc_ that pad the last line are 0.
+  return assoc_ == 64 ? ways : ways & ((std::uint64_t{1} << assoc_) - 1);
+}
+
 std::uint32_t SlicedCache::find_in(const std::uint64_t* set, std::uint64_t line) const {
-  // The ways whose fingerprint matches, eight bytes at a time (a zero byte of x ^ broadcast;
-  // the test may also flag the byte after a match, which the tag check then rejects).
-  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-  const std::uint64_t* tag = tags(set);
-  // The tag a hit reads depends on the fingerprints: start fetching the first two lines of tags
-  // (16 ways) alongside them rather than after.
-  __builtin_prefetch(tag);
-  __builtin_prefetch(tag + 8);
-  const std::uint64_t broadcast = kOnes * fingerprint(line);
-  const std::uint64_t valid = valid_mask(set);
-  for (std::size_t word = 0; word < meta_words_; ++word) {
-    const std::uint64_t x = set[word] ^ broadcast;
-    for (std::uint64_t hits = (x - kOnes) & ~x & kHighs; hits != 0; hits &= hits - 1) {
-      const auto w = static_cast<std::uint32_t>(word * 8 + std::countr_zero(hits) / 8);
-      if (w < assoc_ && ((valid >> w) & 1) != 0 && tag[w] == line) return w;
-    }
+  // A hit updates the replacement state next: start fetching its line alongside the keys.
+  __builtin_prefetch(state(set));
+  const std::uint32_t key = key_of(line);
+  std::uint64_t ways = ways_keyed(set, key);
+  // A line holds one way of its set at most, and a key other than kWideKey names one line.
+  if (key != kWideKey)
+    return ways != 0 ? static_cast<std::uint32_t>(std::countr_zero(ways)) : kNone;
+  const auto b = static_cast<std::size_t>(set - block_base_) / block_words_;
+  for (; ways != 0; ways &= ways - 1) {
+    const auto w = static_cast<std::uint32_t>(std::countr_zero(ways));
+    if (wide_lines_[b * assoc_ + w] == line) return w;
   }
   return kNone;
 }
@@ -523,23 +542,32 @@ SlicedCache::Way SlicedCache::install(Cycle now, std::uint32_t slice, std::uint6
   const std::size_t b = block_of(slice, line);
   std::uint64_t* set = block(b);
   // The first empty way, else the policy's victim.
-  const std::uint64_t all = assoc_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << assoc_) - 1;
-  const std::uint64_t empty = ~valid_mask(set) & all;
+  const std::uint64_t empty = ways_keyed(set, 0);
   const ReplacementPolicy::Set state = replacement_state(set);
   const std::uint32_t victim = empty != 0 ? static_cast<std::uint32_t>(std::countr_zero(empty))
                                           : replacement_->victim(state);
   const std::uint64_t bit = std::uint64_t{1} << victim;
-  std::uint64_t& tag = tags(set)[victim];
   if (empty == 0 && (dirty_mask(set) & bit) != 0) {
     writebacks_.add();
     const auto bytes =
         static_cast<std::uint32_t>(std::popcount(dirty_[b * assoc_ + victim])) * sector_bytes_;
-    dram_->send(now, MemRequest{tag * line_bytes_, bytes, 0, true, kWritebackToken, this});
+    dram_->send(now, MemRequest{line_in(b, set, victim) * line_bytes_, bytes, 0, true,
+                                kWritebackToken, this});
   }
-  tag = line;
-  fingerprint_of(set, victim) = fingerprint(line);
+  if (!key_base_set_) {
+    // The tensors of a workload lie close together, often far above 0 (kFirstTensorBase: line
+    // 2^40 with 128-byte lines). No key was given before: a lookup found nothing whatever the
+    // base.
+    key_base_ = line - std::min(line, std::uint64_t{1} << 31);
+    key_base_set_ = true;
+  }
+  const std::uint32_t key = key_of(line);
+  keys(set)[victim] = key;
+  if (key == kWideKey) {
+    if (wide_lines_.empty()) wide_lines_.assign(std::size_t{slice_count_} * sets_ * assoc_, 0);
+    wide_lines_[b * assoc_ + victim] = line;
+  }
   replacement_->on_fill(state, victim);
-  valid_mask(set) |= bit;
   dirty_mask(set) &= ~bit;
   shadow_mask(set) = shadow ? shadow_mask(set) | bit : shadow_mask(set) & ~bit;
   return Way{b, victim};

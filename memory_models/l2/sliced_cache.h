@@ -242,34 +242,43 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   }
 
   // One set of one slice is a block of block_words_ 64-bit words on the host's 64-byte cache
-  // lines: first what a lookup reads (with 16 ways, one line), then the ways' tags (line
-  // indices), of which a lookup reads the one its fingerprint points at:
-  //   per way, an 8-bit fingerprint of its line and a byte of replacement state, then a word of
-  //   replacement state for the set (ReplacementPolicy::Set: for replacement.lru, each way's
-  //   stamp and the set's clock), and masks of the valid ways, of the ways holding shadow
-  //   copies and of the dirty ways (whose dirty sectors, bit i = sector i, live apart in
-  //   dirty_).
-  // A lookup that fails (a miss, a far request finding no shadow copy) reads one line; a hit two.
+  // lines: first the ways' keys, which a lookup reads (with 16 ways, one line), then what a hit
+  // or a fill updates (with up to 40 ways, one line):
+  //   per way, a 32-bit key: 0 for an empty way, else key_of(line), exact for the lines of a
+  //   window of 2^32 - 2 (512 GiB of addresses with 128-byte lines) centred on the first line
+  //   installed; the lines outside it share kWideKey and are kept apart in wide_lines_;
+  //   per way a byte of replacement state, then a word of replacement state for the set
+  //   (ReplacementPolicy::Set: for replacement.lru, each way's stamp and the set's clock), and
+  //   masks of the ways holding shadow copies and of the dirty ways (whose dirty sectors, bit
+  //   i = sector i, live apart in dirty_).
+  // A lookup reads the key line; a hit then the state line, which the lookup prefetches.
   // A way is a global index block * assoc + way-in-set.
+  static constexpr std::uint32_t kWideKey = ~std::uint32_t{0};
+  std::uint32_t key_of(std::uint64_t line) const {
+    const std::uint64_t offset = line - key_base_;  // wraps below the window
+    return offset < kWideKey - 1 ? static_cast<std::uint32_t>(offset + 1) : kWideKey;
+  }
   std::uint64_t* block(std::size_t b) { return block_base_ + b * block_words_; }
   const std::uint64_t* block(std::size_t b) const { return block_base_ + b * block_words_; }
-  static std::uint8_t fingerprint(std::uint64_t line) {
-    return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56);
+  std::uint32_t* keys(std::uint64_t* set) { return reinterpret_cast<std::uint32_t*>(set); }
+  const std::uint32_t* keys(const std::uint64_t* set) const {
+    return reinterpret_cast<const std::uint32_t*>(set);
   }
-  // Byte `i` of the fingerprints (through unsigned char, which may alias).
-  std::uint8_t& fingerprint_of(std::uint64_t* set, std::uint32_t way) {
-    return reinterpret_cast<unsigned char*>(set)[way];
-  }
+  std::uint64_t* state(std::uint64_t* set) { return set + state_word_; }
+  const std::uint64_t* state(const std::uint64_t* set) const { return set + state_word_; }
   ReplacementPolicy::Set replacement_state(std::uint64_t* set) const {
-    return {reinterpret_cast<unsigned char*>(set + meta_words_), &set[2 * meta_words_], assoc_};
+    return {reinterpret_cast<unsigned char*>(set + state_word_), &set[mask_word_], assoc_};
   }
-  std::uint64_t valid_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 1]; }
-  std::uint64_t& valid_mask(std::uint64_t* set) { return set[2 * meta_words_ + 1]; }
-  std::uint64_t shadow_mask(const std::uint64_t* set) const { return set[2 * meta_words_ + 2]; }
-  std::uint64_t& shadow_mask(std::uint64_t* set) { return set[2 * meta_words_ + 2]; }
-  std::uint64_t& dirty_mask(std::uint64_t* set) { return set[2 * meta_words_ + 3]; }
-  std::uint64_t* tags(std::uint64_t* set) { return set + tag_word_; }
-  const std::uint64_t* tags(const std::uint64_t* set) const { return set + tag_word_; }
+  std::uint64_t shadow_mask(const std::uint64_t* set) const { return set[mask_word_ + 1]; }
+  std::uint64_t& shadow_mask(std::uint64_t* set) { return set[mask_word_ + 1]; }
+  std::uint64_t& dirty_mask(std::uint64_t* set) { return set[mask_word_ + 2]; }
+  /// The ways of `set` whose key is `key` (bit w: way w).
+  std::uint64_t ways_keyed(const std::uint64_t* set, std::uint32_t key) const;
+  /// The line way `w` of block `b` holds (the way is valid).
+  std::uint64_t line_in(std::size_t b, const std::uint64_t* set, std::uint32_t w) const {
+    const std::uint32_t key = keys(set)[w];
+    return key != kWideKey ? key_base_ + key - 1 : wide_lines_[b * assoc_ + w];
+  }
   /// The way-in-set of `set` holding `line`, or kNone.
   std::uint32_t find_in(const std::uint64_t* set, std::uint64_t line) const;
   /// A way: its set (block) and its index in the set.
@@ -311,11 +320,15 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   int set_fold_shift_ = 0;  ///< set_index = "fold": the fold's distance in bits; 0: modulo
 
   std::size_t block_words_ = 0;
-  std::size_t meta_words_ = 0;  ///< words of fingerprints; as many of replacement bytes follow
-  std::size_t tag_word_ = 0;    ///< where a block's tags start
+  std::size_t state_word_ = 0;  ///< where a block's state starts: its replacement bytes
+  std::size_t mask_word_ = 0;   ///< the replacement word; the shadow and dirty masks follow
   HostTable blocks_;            ///< the storage
-  std::uint64_t* block_base_ = nullptr;  ///< the first block, on a 64-byte boundary
-  std::vector<std::uint32_t> dirty_;     ///< per way: dirty sectors, valid where dirty_mask says
+  std::uint64_t* block_base_ = nullptr;    ///< the first block, on a 64-byte boundary
+  std::vector<std::uint32_t> dirty_;       ///< per way: dirty sectors, valid where dirty_mask says
+  std::uint64_t key_base_ = 0;             ///< the first line of key_of's window
+  bool key_base_set_ = false;              ///< at the first install
+  std::vector<std::uint64_t> wide_lines_;  ///< per way: its line where its key is kWideKey
+                                           ///< (empty until such a line is installed)
 
   std::vector<Slice> slice_state_;
   std::vector<ResponseClass> response_classes_;  ///< one per route latency seen (usually 2)

@@ -260,6 +260,52 @@ TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
   EXPECT_EQ(rig.stat("llc_read_bytes"), 256u);
 }
 
+TEST(UnifiedL2, LinesFarFromTheFirstAreToldApartByTheirLines) {
+  // One slice, 2 ways, 1 set. A way keeps a 32-bit key, exact for the lines of a window of
+  // 2^32 - 2 from 2^31 below the first line installed (F); the lines outside it (Low, High) share
+  // one key and are compared whole.
+  Rig<UnifiedL2> rig(small(2, 1));
+  constexpr std::uint64_t kF = std::uint64_t{1} << 40, kLow = 5,
+                          kHigh = kF - (std::uint64_t{1} << 31) + (std::uint64_t{1} << 32) + 5;
+  rig.send_at(0, write_request(kF * kLine, 1, rig.client, 0, 32));        // partial: fetch F
+  rig.send_at(1000, read_request(kLow * kLine, 2, rig.client));           // miss
+  rig.send_at(2000, read_request(kF * kLine, 3, rig.client));             // hit; Low is LRU
+  rig.send_at(3000, write_request(kHigh * kLine, 4, rig.client, 0, 32));  // not Low: evicts it
+  rig.send_at(4000, read_request(kLow * kLine, 5, rig.client));           // not High: evicts F
+  rig.send_at(5000, read_request(kHigh * kLine, 6, rig.client));          // hit; Low is LRU
+  rig.send_at(6000, read_request((kF + 7) * kLine, 7, rig.client));       // evicts Low
+  rig.send_at(7000, read_request(kLow * kLine, 8, rig.client));           // evicts High
+  rig.bench.events.run();
+  // Misses at t are answered at t + 100 + 10, hits at t + 10.
+  const std::vector<Cycle> answered = {110, 1110, 2010, 3110, 4110, 5010, 6110, 7110};
+  for (std::size_t i = 0; i < answered.size(); ++i) EXPECT_EQ(rig.client.at(i + 1), answered[i]);
+  struct Expected {
+    Cycle at;
+    Addr addr;
+    std::uint32_t bytes;
+    bool write;
+  };
+  // The write-backs of F and High: their one dirty sector each, to their own addresses.
+  const std::vector<Expected> expected = {
+      {0, kF * kLine, 128, false},       {1000, kLow * kLine, 128, false},
+      {3000, kHigh * kLine, 128, false}, {4000, kLow * kLine, 128, false},
+      {4100, kF * kLine, 32, true},      {6000, (kF + 7) * kLine, 128, false},
+      {7000, kLow * kLine, 128, false},  {7100, kHigh * kLine, 32, true}};
+  ASSERT_EQ(rig.dram.sent.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(rig.dram.sent[i].at, expected[i].at) << i;
+    EXPECT_EQ(rig.dram.sent[i].request.addr, expected[i].addr) << i;
+    EXPECT_EQ(rig.dram.sent[i].request.bytes, expected[i].bytes) << i;
+    EXPECT_EQ(rig.dram.sent[i].request.write, expected[i].write) << i;
+  }
+  EXPECT_EQ(rig.stat("hits"), 2u);
+  EXPECT_EQ(rig.stat("misses"), 6u);
+  EXPECT_TRUE(rig.l2->holds(0, kF + 7));
+  EXPECT_TRUE(rig.l2->holds(0, kLow));
+  EXPECT_FALSE(rig.l2->holds(0, kF));
+  EXPECT_FALSE(rig.l2->holds(0, kHigh));
+}
+
 TEST(UnifiedL2, MshrMergesMissesToOneLine) {
   Rig<UnifiedL2, XorSliceMap> rig({}, 500);  // defaults: hit 200, 0.25 requests/cycle
   const Addr a = 77 * kLine;
