@@ -114,13 +114,21 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
 }
 
 void RemoteCopyL2::send(Cycle now, const MemRequest& request) {
-  count_arrival(request);
+  const std::uint64_t next = count_arrival(request);
+  const std::uint32_t near = partition_of_sm(request.sm);
+  // The sets the requester's next request will most likely look up: its home set and the set
+  // in the other partition, where a read from there looks for a shadow copy first and a write
+  // (most likely after a write) drops one.
+  const std::uint32_t next_home = slice_of(next, slices());
+  prefetch_set(next_home, next);
+  if (const std::uint32_t next_partition = next_home / half_;
+      next_partition != near || request.write)
+    prefetch_set(shadow_slice(1 - next_partition, next), next);
   const std::uint64_t line = line_of(request.addr);
   const std::uint32_t home = slice_of(line, slices());
   const std::uint32_t home_partition = home / half_;
   // A write makes any shadow copy stale; the only place one can be is the other partition.
   if (request.write) invalidate_shadow(shadow_slice(1 - home_partition, line), line);
-  const std::uint32_t near = partition_of_sm(request.sm);
   if (near == home_partition) {
     enqueue(now, home, request, Route{});
     return;

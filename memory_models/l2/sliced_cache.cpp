@@ -250,13 +250,13 @@ std::uint32_t SlicedCache::shadow_ways(std::uint32_t slice, std::uint64_t line) 
   return static_cast<std::uint32_t>(std::popcount(shadow_mask(block(block_of(slice, line)))));
 }
 
-void SlicedCache::count_arrival(const MemRequest& request) {
+std::uint64_t SlicedCache::count_arrival(const MemRequest& request) {
   (request.write ? llc_write_bytes_ : llc_read_bytes_).add(request.bytes);
-  // Start fetching the set the requester's next request will most likely look up first (its
-  // home slice's): the host memory of a set is rarely cached, and that request comes after many
-  // others.
-  const std::uint64_t next = predictor_.next(request.sm, line_of(request.addr));
-  __builtin_prefetch(block(block_of(slice_of(next, slice_count_), next)));
+  return predictor_.next(request.sm, line_of(request.addr));
+}
+
+void SlicedCache::prefetch_set(std::uint32_t slice, std::uint64_t line) const {
+  __builtin_prefetch(block(block_of(slice, line)));
 }
 
 void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {

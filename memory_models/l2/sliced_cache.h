@@ -90,8 +90,14 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   };
 
   /// Counts the request's bytes into llc_read_bytes / llc_write_bytes: call once per request,
-  /// first.
-  void count_arrival(const MemRequest& request);
+  /// first. Returns the line the requester will most likely request next, whose sets the
+  /// subclass prefetches (prefetch_set): the host memory of a set is rarely cached, and that
+  /// request comes after many others.
+  std::uint64_t count_arrival(const MemRequest& request);
+  /// Starts fetching the keys of the set of `slice` that `line` maps to. Defined out of line:
+  /// in this header GCC 12 found it "looping pure" (a prefetch is no side effect to it) and
+  /// deleted its calls from RemoteCopyL2::send (-fdump-tree-local-pure-const1; objdump).
+  void prefetch_set(std::uint32_t slice, std::uint64_t line) const;
   /// Queues `request` at `slice`; it is served once the slice gets to it.
   void enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route);
 

@@ -14,7 +14,8 @@ class UnifiedL2 final : public SlicedCache {
   static void describe(Schema& schema) { SlicedCache::describe(schema); }
 
   void send(Cycle now, const MemRequest& request) override {
-    count_arrival(request);
+    const std::uint64_t next = count_arrival(request);
+    prefetch_set(slice_of(next, slices()), next);
     enqueue(now, slice_of(line_of(request.addr), slices()), request, Route{});
   }
 };
