@@ -89,7 +89,7 @@ def main(outdir):
             t = T[:2].cpu()
             if rep:
                 twin.append(int(t[1] - t[0]) / ITERS)
-                s = S.view(ITERS, 128)[:, :bm:16].cpu().tolist()
+                s = S[:ITERS * bm].view(ITERS, bm)[:, ::16].cpu().tolist()
                 for i, row in enumerate(s):
                     for w, stamp in enumerate(row):
                         stamps.append([bm, bn, nw, rep, i, w, stamp])
