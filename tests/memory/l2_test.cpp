@@ -70,6 +70,24 @@ struct Rig {
   RecordingClient client;
 };
 
+/// A request the L2 sent to DRAM, as a test expects it.
+struct SentToDram {
+  Cycle at;
+  Addr addr;
+  std::uint32_t bytes;
+  bool write;
+};
+
+void expect_sent(const RecordingMemory& dram, const std::vector<SentToDram>& expected) {
+  ASSERT_EQ(dram.sent.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(dram.sent[i].at, expected[i].at) << i;
+    EXPECT_EQ(dram.sent[i].request.addr, expected[i].addr) << i;
+    EXPECT_EQ(dram.sent[i].request.bytes, expected[i].bytes) << i;
+    EXPECT_EQ(dram.sent[i].request.write, expected[i].write) << i;
+  }
+}
+
 // ---- l2.unified ---------------------------------------------------------------------------------
 
 TEST(UnifiedL2, HitLatencyExactAndMissIsHitPlusDram) {
@@ -237,24 +255,12 @@ TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
   EXPECT_EQ(rig.client.at(4), 3010u);
   // Read miss at 4000: fill at 4100 evicts line 2 with sectors 1 and 3 dirty: 64 B.
   EXPECT_EQ(rig.client.at(5), 4110u);
-  struct Expected {
-    Cycle at;
-    Addr addr;
-    std::uint32_t bytes;
-    bool write;
-  };
-  const std::vector<Expected> expected = {{1000, 1 * kLine, 128, false},
+  const std::vector<SentToDram> expected = {{1000, 1 * kLine, 128, false},
                                           {1100, 0 * kLine, 128, true},
                                           {2000, 2 * kLine, 128, false},
                                           {4000, 3 * kLine, 128, false},
                                           {4100, 2 * kLine, 64, true}};
-  ASSERT_EQ(rig.dram.sent.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(rig.dram.sent[i].at, expected[i].at) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.addr, expected[i].addr) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.bytes, expected[i].bytes) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.write, expected[i].write) << i;
-  }
+  expect_sent(rig.dram, expected);
   EXPECT_EQ(rig.stat("writebacks"), 2u);
   EXPECT_EQ(rig.stat("llc_write_bytes"), 128u + 32 + 32);
   EXPECT_EQ(rig.stat("llc_read_bytes"), 256u);
@@ -279,25 +285,13 @@ TEST(UnifiedL2, LinesFarFromTheFirstAreToldApartByTheirLines) {
   // Misses at t are answered at t + 100 + 10, hits at t + 10.
   const std::vector<Cycle> answered = {110, 1110, 2010, 3110, 4110, 5010, 6110, 7110};
   for (std::size_t i = 0; i < answered.size(); ++i) EXPECT_EQ(rig.client.at(i + 1), answered[i]);
-  struct Expected {
-    Cycle at;
-    Addr addr;
-    std::uint32_t bytes;
-    bool write;
-  };
   // The write-backs of F and High: their one dirty sector each, to their own addresses.
-  const std::vector<Expected> expected = {
+  const std::vector<SentToDram> expected = {
       {0, kF * kLine, 128, false},       {1000, kLow * kLine, 128, false},
       {3000, kHigh * kLine, 128, false}, {4000, kLow * kLine, 128, false},
       {4100, kF * kLine, 32, true},      {6000, (kF + 7) * kLine, 128, false},
       {7000, kLow * kLine, 128, false},  {7100, kHigh * kLine, 32, true}};
-  ASSERT_EQ(rig.dram.sent.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(rig.dram.sent[i].at, expected[i].at) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.addr, expected[i].addr) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.bytes, expected[i].bytes) << i;
-    EXPECT_EQ(rig.dram.sent[i].request.write, expected[i].write) << i;
-  }
+  expect_sent(rig.dram, expected);
   EXPECT_EQ(rig.stat("hits"), 2u);
   EXPECT_EQ(rig.stat("misses"), 6u);
   EXPECT_TRUE(rig.l2->holds(0, kF + 7));
