@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "analytical/errors.h"
-#include "analytical/spelling.h"
 #include "simfa/error.h"
+#include "simfa/spelling.h"
 
 namespace simfa::analytical {
 
@@ -104,9 +104,7 @@ SweepAxis parse_sweep(std::string_view text, WorkloadKind kind) {
     if (!axis.gpu) {
       std::string message = "unknown sweep parameter '" + axis.name + "' for " +
                             std::string(workload_kind_name(kind));
-      if (auto near = closest_match(axis.name, names); !near.empty())
-        message += " (did you mean '" + std::string(near) + "'?)";
-      throw_errors(where, {message});
+      throw_errors(where, {message + did_you_mean(axis.name, names)});
     }
   }
 

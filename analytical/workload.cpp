@@ -6,8 +6,8 @@
 
 #include "analytical/errors.h"
 #include "analytical/floor_sum.h"
-#include "analytical/spelling.h"
 #include "simfa/int_math.h"
+#include "simfa/spelling.h"
 
 namespace simfa::analytical {
 
@@ -198,10 +198,8 @@ bool parse_key_value(const WorkloadKey& key, std::string_view text, double& valu
           return true;
         }
       }
-      problem = "unknown " + std::string(key.name) + " '" + std::string(text) + "'";
-      if (auto near = closest_match(text, key.choices); !near.empty())
-        problem += " (did you mean '" + std::string(near) + "'?)";
-      problem += "; expected one of " + one_of(key.choices);
+      problem = "unknown " + std::string(key.name) + " '" + std::string(text) + "'" +
+                did_you_mean(text, key.choices) + "; expected one of " + one_of(key.choices);
       return false;
   }
   return false;
@@ -230,9 +228,8 @@ WorkloadSpec parse_workload_spec(std::string_view text, std::string_view where) 
     if (colon == std::string_view::npos) {
       message = "expected KIND:key=value,..., got '" + std::string(text) + "'";
     } else {
-      message = "unknown workload '" + std::string(kind_name) + "'";
-      if (auto near = closest_match(kind_name, kKindNames); !near.empty())
-        message += " (did you mean '" + std::string(near) + "'?)";
+      message =
+          "unknown workload '" + std::string(kind_name) + "'" + did_you_mean(kind_name, kKindNames);
     }
     throw_errors(where, {message + "; the analytical model takes fa3:key=value,... and gemm:key=value,..."});
   }
@@ -255,10 +252,8 @@ WorkloadSpec parse_workload_spec(std::string_view text, std::string_view where) 
     const std::string_view value_text = trim(item.substr(eq + 1));
     const int key = find_workload_key(spec.kind, name);
     if (key < 0) {
-      std::string message = std::string(kind) + ": unknown key '" + std::string(name) + "'";
-      if (auto near = closest_match(name, key_names); !near.empty())
-        message += " (did you mean '" + std::string(near) + "'?)";
-      errors.push_back(message);
+      errors.push_back(std::string(kind) + ": unknown key '" + std::string(name) + "'" +
+                       did_you_mean(name, key_names));
       continue;
     }
     if (spec.has(key)) {

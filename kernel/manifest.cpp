@@ -22,7 +22,7 @@
 #include <variant>
 
 #include "kernel/sha256.h"
-#include "kernel/suggest.h"
+#include "simfa/spelling.h"
 #include "simfa/units.h"
 
 namespace simfa::kernel {
@@ -479,12 +479,10 @@ std::optional<ParamValue> convert(const DocValue& v, const ParamSpec& spec,
       else
         return type_error();
       if (!spec.choices.empty() && !has_choice(spec, text)) {
-        const std::string guess = closest_match(text, spec.choices);
         cx.diagnostics.error(
-            v.where,
-            fmt::format("[{}] key '{}' = '{}' is not one of {}{}{}", cx.path, spec.name, text,
-                        fmt::format("'{}'", fmt::join(spec.choices, "', '")),
-                        guess.empty() ? "" : " (did you mean '" + guess + "'?)", cx.suffix));
+            v.where, fmt::format("[{}] key '{}' = '{}' is not one of {}{}{}", cx.path, spec.name,
+                                 text, fmt::format("'{}'", fmt::join(spec.choices, "', '")),
+                                 did_you_mean(text, spec.choices), cx.suffix));
         return std::nullopt;
       }
       return ParamValue{std::move(text)};
@@ -589,19 +587,17 @@ std::vector<Params::Entry> resolve_params(const DocTable& table, const std::stri
                                     path, v.key, slot->kind, suffix));
       continue;
     }
-    const std::string guess = closest_match(v.key, keys);
-    diagnostics.error(v.key_where,
-                      fmt::format("[{}] unknown key '{}'{}{}", path, v.key,
-                                  guess.empty() ? "" : " (did you mean '" + guess + "'?)", suffix));
+    diagnostics.error(v.key_where, fmt::format("[{}] unknown key '{}'{}{}", path, v.key,
+                                               did_you_mean(v.key, keys), suffix));
   }
   for (const DocTable& t : table.tables) {
     if (find_slot(schema, t.name) ||
         std::find(engine_slots.begin(), engine_slots.end(), t.name) != engine_slots.end())
       continue;
-    const std::string guess = closest_match(t.name, slot_names);
+    const std::string guess = closest_name(t.name, slot_names);
     std::string hint;
     if (!guess.empty()) {
-      hint = fmt::format(" (did you mean [{}.{}]?)", path, guess);
+      hint = " (" + did_you_mean_text(fmt::format("{}.{}", path, guess), NameForm::kTable) + ")";
       // An engine for a plugin's instructions whose library is not loaded: say so.
       if (!schema.engine_slots().empty())
         hint += fmt::format(
@@ -651,10 +647,9 @@ const CatalogEntry* select_plugin(const DocTable& table, const std::string& path
   }
   const CatalogEntry* entry = catalog.find(*name);
   if (!entry) {
-    const std::string guess = closest_match(*name, of_kind);
-    diagnostics.error(v->where,
-                      fmt::format("[{}] unknown plugin '{}' ({})", path, *name,
-                                  guess.empty() ? known : "did you mean '" + guess + "'?"));
+    const std::string guess = closest_name(*name, of_kind);
+    diagnostics.error(v->where, fmt::format("[{}] unknown plugin '{}' ({})", path, *name,
+                                            guess.empty() ? known : did_you_mean_text(guess)));
     return nullptr;
   }
   if (entry->kind != kind) {
@@ -1012,10 +1007,8 @@ Manifest resolve_manifest(const ManifestDocument& document, const SchemaCatalog&
                                   v.key));
   for (const DocTable& t : root.tables) {
     if (std::find(tables.begin(), tables.end(), t.name) != tables.end()) continue;
-    const std::string guess = closest_match(t.name, tables);
-    diagnostics.error(t.where,
-                      fmt::format("unknown table [{}]{}", t.name,
-                                  guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
+    diagnostics.error(t.where, fmt::format("unknown table [{}]{}", t.name,
+                                           did_you_mean(t.name, tables, NameForm::kTable)));
   }
 
   auto fixed_table = [&](const std::string& name, const Schema& schema, std::string_view reserved) {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernel/suggest.h"
+#include "simfa/spelling.h"
 
 namespace simfa::kernel {
 
@@ -61,11 +61,11 @@ const CatalogEntry* find_frontend(const std::string& name, const SourceLocation&
                                   const SchemaCatalog& catalog, Diagnostics& diagnostics,
                                   std::string_view prefix = kPrefix) {
   if (const CatalogEntry* entry = catalog.find(std::string(prefix) + name)) return entry;
-  const std::string guess = closest_match(name, frontend_names(catalog, prefix));
+  const std::string guess = closest_name(name, frontend_names(catalog, prefix));
   diagnostics.error(where, fmt::format("unknown {} '{}' ({})",
                                        prefix == kPrefix ? "workload frontend" : "generator", name,
                                        guess.empty() ? known_frontends(catalog, prefix)
-                                                     : "did you mean '" + guess + "'?"));
+                                                     : did_you_mean_text(guess)));
   return nullptr;
 }
 
@@ -118,9 +118,9 @@ ComponentConfig parse_file(const std::string& path, const SchemaCatalog& catalog
     diagnostics.error(v.key_where, fmt::format("key '{}' is outside the [workload] table", v.key));
   for (const DocTable& t : root.tables) {
     if (t.name == kWorkloadSlot) continue;
-    const bool close = !closest_match(t.name, {std::string(kWorkloadSlot)}).empty();
-    diagnostics.error(t.where, fmt::format("unknown table [{}]{}", t.name,
-                                           close ? " (did you mean [workload]?)" : ""));
+    diagnostics.error(t.where,
+                      fmt::format("unknown table [{}]{}", t.name,
+                                  did_you_mean(t.name, {kWorkloadSlot}, NameForm::kTable)));
   }
   const DocTable* table = root.table(kWorkloadSlot);
   if (!table) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -47,11 +46,6 @@ bool is_keyword(std::string_view s) {
 
 std::string pos_text(Pos p) {
   return std::to_string(p.line) + ":" + std::to_string(p.column);
-}
-
-std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates) {
-  std::string best = nearest_name(word, candidates);
-  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
 /// A variable visible at the parse position: a top-level let (a constant) or a slot.
@@ -897,28 +891,7 @@ class Parser {
   int expr_depth_ = 0;
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
-
-std::string nearest_name(std::string_view word, const std::vector<std::string_view>& candidates) {
-  const std::size_t limit = typo_limit(word);
-  const std::string w = lower(word);
-  std::string_view best;
-  std::size_t best_distance = limit + 1;
-  for (std::string_view c : candidates) {
-    const std::size_t d = edit_distance(w, lower(c));
-    if (d < best_distance && c != word) {
-      best = c;
-      best_distance = d;
-    }
-  }
-  return std::string(best);
-}
 
 TraceProgram parse_trace(std::string_view source, const std::string& file,
                          const std::vector<Define>& defines, const InstructionSet& instructions) {

@@ -24,8 +24,4 @@ TraceProgram parse_trace(std::string_view source, const std::string& file,
                          const std::vector<Define>& defines = {},
                          const InstructionSet& instructions = InstructionSet::hopper());
 
-/// The candidate closest to `word` by case-insensitive optimal-string-alignment distance, or ""
-/// when none is within a third of the word's length (at least 1).
-std::string nearest_name(std::string_view word, const std::vector<std::string_view>& candidates);
-
 }  // namespace simfa::trace

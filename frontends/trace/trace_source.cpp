@@ -4,6 +4,7 @@
 
 #include "simfa/error.h"
 #include "simfa/input_file.h"
+#include "simfa/spelling.h"
 #include "trace_parser.h"
 
 namespace simfa::trace {
@@ -50,12 +51,9 @@ TraceProgram load(const Params& params, const InstructionSet& instructions) {
       lets.push_back(name);
       found = found || name == d.name;
     }
-    if (!found) {
-      const std::string best = nearest_name(d.name, lets);
-      params.fail("defines",
-                  "'" + d.name + "' is not a top-level let of " + path +
-                      (best.empty() ? std::string() : " (did you mean '" + best + "'?)"));
-    }
+    if (!found)
+      params.fail("defines", "'" + d.name + "' is not a top-level let of " + path +
+                                 did_you_mean(d.name, lets));
   }
   return program;
 }

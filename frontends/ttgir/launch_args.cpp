@@ -45,12 +45,6 @@ bool parse_dims(std::string_view text, std::vector<std::int64_t>& dims) {
   }
 }
 
-std::string suggestion(std::string_view word, const std::vector<std::string>& names) {
-  const std::size_t i = closest_index(word, names, typo_limit(word));
-  return i < names.size() && !names[i].empty() ? " (did you mean '" + names[i] + "'?)"
-                                               : std::string();
-}
-
 std::string join(const std::vector<std::int64_t>& dims) {
   std::string s;
   for (auto d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
@@ -137,7 +131,7 @@ Launch read_launch(const KernelProgram& kernel, const Params& params, const char
     if (matched) continue;
     if (std::find(scalar_names.begin(), scalar_names.end(), name) == scalar_names.end())
       params.fail(args_key, "'" + name + "' is not an argument of kernel " + kernel.kernel_name +
-                                suggestion(name, names));
+                                did_you_mean(name, names));
     std::int64_t v = 0;
     if (!parse_integer(value, v)) params.fail(args_key, "'" + item + "': expected an integer");
     if (!scalars.emplace(name, v).second) params.fail(args_key, "'" + name + "' is given twice");

@@ -1,9 +1,8 @@
 // Workload specs: keys and presets, and every error a user can make, with its message.
-#include <string>
-
 #include <gtest/gtest.h>
 
-#include "analytical/spelling.h"
+#include <string>
+
 #include "analytical/workload.h"
 #include "simfa/error.h"
 
@@ -20,17 +19,6 @@ std::string error_of(const std::string& text) {
     return e.what();
   }
   return "no error";
-}
-
-TEST(Spelling, EditDistanceCountsTranspositionsAsOne) {
-  EXPECT_EQ(edit_distance("seqlen", "seqlen"), 0u);
-  EXPECT_EQ(edit_distance("seqlem", "seqlen"), 1u);
-  EXPECT_EQ(edit_distance("haeds", "heads"), 1u);
-  EXPECT_EQ(edit_distance("", "abc"), 3u);
-  EXPECT_EQ(edit_distance("block_n", "block_m"), 1u);
-  const std::string_view names[] = {"heads", "kv_heads", "head_dim"};
-  EXPECT_EQ(closest_match("kv_head", names), "kv_heads");
-  EXPECT_EQ(closest_match("zzzzzz", names), "");
 }
 
 TEST(WorkloadSpec, Fa3ModelPresetAndDefaults) {
@@ -113,7 +101,8 @@ TEST(WorkloadSpec, BadValues) {
             "--workload: error: fa3: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); expected one of "
             "llama3-8b, llama3-70b, llama3-405b");
   EXPECT_EQ(error_of("gemm:m=1,n=1,k=1,dtype=fp32"),
-            "--workload: error: gemm: unknown dtype 'fp32'; expected one of fp16, bf16, fp8");
+            "--workload: error: gemm: unknown dtype 'fp32' (did you mean 'fp16'?); expected one of "
+            "fp16, bf16, fp8");
   EXPECT_EQ(error_of("gemm:m=1,n=1,k=1,raster=groupd"),
             "--workload: error: gemm: unknown raster 'groupd' (did you mean 'grouped'?); expected one of "
             "row_major, grouped");

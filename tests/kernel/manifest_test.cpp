@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "kernel/sha256.h"
-#include "kernel/suggest.h"
 
 namespace simfa::kernel {
 namespace {
@@ -640,18 +639,6 @@ TEST(Sha256, IncrementalUpdatesMatchOneShot) {
     one.update(text);
     EXPECT_EQ(h.finish(), one.finish()) << split;
   }
-}
-
-TEST(Suggest, EditDistanceAndClosestMatch) {
-  EXPECT_EQ(edit_distance("asoc", "assoc"), 1u);
-  EXPECT_EQ(edit_distance("memroy", "memory"), 1u);  // a transposition
-  EXPECT_EQ(edit_distance("", "abc"), 3u);
-  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
-  const std::vector<std::string> keys{"assoc", "size", "line"};
-  EXPECT_EQ(closest_match("asoc", keys), "assoc");
-  EXPECT_EQ(closest_match("sizes", keys), "size");
-  EXPECT_EQ(closest_match("banks", keys), "");
-  EXPECT_EQ(closest_match("l3", {"sm", "l2"}), "l2");
 }
 
 }  // namespace

@@ -59,23 +59,49 @@ TEST(TypoLimit, IsAThirdOfTheLengthRoundedUpAndAtLeastOne) {
   static_assert(typo_limit("assoc") == 2);
 }
 
-TEST(ClosestIndex, PicksTheNearestWithinTheLimit) {
+TEST(ClosestName, PicksTheNearestWithinTheTypoLimit) {
   const std::vector<std::string> keys = {"size", "assoc", "line_bytes"};
-  EXPECT_EQ(closest_index("asoc", keys, 2), 1u);
-  EXPECT_EQ(closest_index("sizes", keys, 2), 0u);
-  EXPECT_EQ(closest_index("lines_bytes", keys, 1), 2u);
-  EXPECT_EQ(closest_index("sise", keys, 0), keys.size());  // one edit away, none allowed
-  EXPECT_EQ(closest_index("sise", keys, 1), 0u);
-  EXPECT_EQ(closest_index("banks", keys, 2), keys.size());
-  EXPECT_EQ(closest_index("anything", std::vector<std::string>{}, 8), 0u);
+  EXPECT_EQ(closest_name("asoc", keys), "assoc");
+  EXPECT_EQ(closest_name("sizes", keys), "size");
+  EXPECT_EQ(closest_name("lines_bytes", keys), "line_bytes");
+  EXPECT_EQ(closest_name("banks", keys), "");  // 3 edits from "assoc"; "banks" allows 2
+  EXPECT_EQ(closest_name("anything", std::vector<std::string>{}), "");
+  const std::string_view names[] = {"heads", "kv_heads", "head_dim"};
+  EXPECT_EQ(closest_name("kv_head", names), "kv_heads");
+  EXPECT_EQ(closest_name("zzzzzz", names), "");
+  EXPECT_EQ(closest_name("l3", {"sm", "l2"}), "l2");
+  // typo_limit rounds up: "seqln" (5 letters) allows 2 edits, so "sql" (2 away) is offered.
+  EXPECT_EQ(closest_name("seqln", {"sql"}), "sql");
+  EXPECT_EQ(closest_name("seql", {"sq"}), "sq");
+  EXPECT_EQ(closest_name("abc", {"xyc"}), "");  // 2 edits; "abc" allows 1
 }
 
-TEST(ClosestIndex, TiesGoToTheEarlierCandidate) {
+TEST(ClosestName, IgnoresCaseButNeverOffersTheWordItself) {
+  EXPECT_EQ(closest_name("bubble", {"BUBBLE", "EXIT"}), "BUBBLE");
+  EXPECT_EQ(closest_name("TMA_LAOD", {"tma_load"}), "tma_load");
+  EXPECT_EQ(closest_name("Assoc", {"assoc"}), "assoc");
+  // The name exists and something else is wrong with it: the next closest, if any, is offered.
+  EXPECT_EQ(closest_name("k", {"k"}), "");
+  EXPECT_EQ(closest_name("kk", {"kk", "k"}), "k");
+  EXPECT_EQ(closest_name("x", {"", "y"}), "y");  // an empty name is never offered
+  EXPECT_EQ(closest_name("x", {""}), "");
+}
+
+TEST(ClosestName, TiesGoToTheEarlierCandidate) {
   const std::array<std::string_view, 3> names = {"lru", "lfu", "lru"};
-  EXPECT_EQ(closest_index("lxu", names, 1), 0u);
-  EXPECT_EQ(closest_index("lru", names, 1), 0u);
+  EXPECT_EQ(closest_name("lxu", names), "lru");
   const std::array<std::string_view, 2> swapped = {"lfu", "lru"};
-  EXPECT_EQ(closest_index("lxu", swapped, 1), 0u);
+  EXPECT_EQ(closest_name("lxu", swapped), "lfu");
+}
+
+TEST(DidYouMean, WritesTheHintForTheClosestName) {
+  const std::vector<std::string> keys = {"size", "assoc"};
+  EXPECT_EQ(did_you_mean("asoc", keys), " (did you mean 'assoc'?)");
+  EXPECT_EQ(did_you_mean("banks", keys), "");
+  EXPECT_EQ(did_you_mean("memroy", {"simfa", "memory"}, NameForm::kTable),
+            " (did you mean [memory]?)");
+  EXPECT_EQ(did_you_mean_text("tma.traffic"), "did you mean 'tma.traffic'?");
+  EXPECT_EQ(did_you_mean_text("sm.tma", NameForm::kTable), "did you mean [sm.tma]?");
 }
 
 TEST(CeilDiv, RoundsUp) {

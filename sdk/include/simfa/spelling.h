@@ -1,11 +1,14 @@
 // "Did you mean ...?": the edit distance between a misspelled name and the names it may have
-// meant, and the closest of them when it is close enough to be a typo. Used by the manifest
-// loader, the frontends and the analytical model alike; a plugin may use it for its own names.
-// Header-only.
+// meant, the one rule that picks the closest of them when it is close enough to be a typo, and
+// the hint that offers it. Used by the manifest loader, the frontends and the analytical model
+// alike; a plugin may use it for its own names. Header-only.
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
+#include <initializer_list>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,23 +43,67 @@ constexpr std::size_t typo_limit(std::string_view word) {
   return std::max<std::size_t>(1, (word.size() + 2) / 3);
 }
 
-/// The index of the candidate closest to `word` within `limit` edits, or `candidates.size()`
-/// when there is none. Ties go to the earlier candidate. `candidates` is any sized range of
-/// things that convert to std::string_view.
+namespace spelling_detail {
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace spelling_detail
+
+/// The name to offer for a misspelled `word`, or "" when none is close enough; every "did you
+/// mean" of simfa picks it by this one rule: the candidate at the least edit_distance from
+/// `word` with letter case ignored ("bubble" offers "BUBBLE"), if that is at most
+/// typo_limit(word); ties go to the earlier candidate. A candidate spelled exactly as `word` is
+/// never offered (the name exists, and something else is wrong with it), nor an empty one.
+/// `candidates` is any range of things that convert to std::string_view.
 template <typename Range>
-std::size_t closest_index(std::string_view word, const Range& candidates, std::size_t limit) {
-  std::size_t best = std::size(candidates);
-  std::size_t best_distance = limit + 1;
-  std::size_t i = 0;
-  for (const auto& candidate : candidates) {
-    const std::size_t d = edit_distance(word, std::string_view(candidate));
+std::string closest_name(std::string_view word, const Range& candidates) {
+  const std::string w = spelling_detail::lower(word);
+  std::string_view best;
+  std::size_t best_distance = typo_limit(word) + 1;
+  for (const auto& c : candidates) {
+    const std::string_view candidate(c);
+    if (candidate.empty() || candidate == word) continue;
+    const std::size_t d = edit_distance(w, spelling_detail::lower(candidate));
     if (d < best_distance) {
-      best = i;
+      best = candidate;
       best_distance = d;
     }
-    ++i;
   }
-  return best;
+  return std::string(best);
+}
+
+inline std::string closest_name(std::string_view word,
+                                std::initializer_list<std::string_view> candidates) {
+  return closest_name<std::initializer_list<std::string_view>>(word, candidates);
+}
+
+/// How a hint writes the name it offers: quoted ('assoc') or as a manifest table ([memory]).
+enum class NameForm { kQuoted, kTable };
+
+/// "did you mean 'name'?" (or "did you mean [name]?"): the hint for a name already chosen, for a
+/// message that puts it in parentheses of its own.
+inline std::string did_you_mean_text(std::string_view name, NameForm form = NameForm::kQuoted) {
+  const bool table = form == NameForm::kTable;
+  return "did you mean " + std::string(table ? "[" : "'") + std::string(name) +
+         (table ? "]" : "'") + "?";
+}
+
+/// " (did you mean 'name'?)" for closest_name(word, candidates), or "" when it offers none: the
+/// tail of a message about an unknown `word`
+/// ("unknown key 'asoc' (did you mean 'assoc'?)").
+template <typename Range>
+std::string did_you_mean(std::string_view word, const Range& candidates,
+                         NameForm form = NameForm::kQuoted) {
+  const std::string name = closest_name(word, candidates);
+  return name.empty() ? std::string() : " (" + did_you_mean_text(name, form) + ")";
+}
+
+inline std::string did_you_mean(std::string_view word,
+                                std::initializer_list<std::string_view> candidates,
+                                NameForm form = NameForm::kQuoted) {
+  return did_you_mean<std::initializer_list<std::string_view>>(word, candidates, form);
 }
 
 }  // namespace simfa
