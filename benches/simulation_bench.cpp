@@ -76,8 +76,9 @@ void run(benchmark::State& state, const char* manifest, const std::vector<Overri
     Simulation sim(s.manifest, s.workload, s.host, RunOptions{});
     RunResult r = sim.run();
     cycles += static_cast<double>(r.cycles);
-    instructions += static_cast<double>(sim.stats().sum_indexed("sm", "issued_instructions"));
-    requests += static_cast<double>(sim.stats().sum_indexed("sm", "tma.lines"));
+    const simfa::SmWork work = sim.work();
+    instructions += static_cast<double>(work.instructions);
+    requests += static_cast<double>(work.line_requests);
     events += static_cast<double>(r.events);
     queue_events += static_cast<double>(r.queue_events);
   }

@@ -362,6 +362,16 @@ boost::json::object Simulation::stats_json(const RunResult& r) const {
   return out;
 }
 
+SmWork Simulation::work() const {
+  SmWork total;
+  for (const SmCore* sm : sms_) {
+    const SmWork w = sm->work();
+    total.instructions += w.instructions;
+    total.line_requests += w.line_requests;
+  }
+  return total;
+}
+
 std::string Simulation::summary(const RunResult& r) const {
   const double sms = static_cast<double>(manifest_.gpu.sm_count);
   const double cycles = static_cast<double>(r.cycles);

@@ -78,6 +78,8 @@ class Simulation final : private CtaHost {
   const MemoryPort& memory() const { return *memory_; }
   /// The memory's byte totals so far (the stats contract's; every memory plugin reports them).
   MemoryTraffic traffic() const { return *memory_->traffic(); }
+  /// The SMs' work so far, summed (SmCore::work).
+  SmWork work() const;
   const Timeline& timeline() const { return timeline_; }
   /// Null unless RunOptions::counter_window was set.
   const CounterTracks* counter_tracks() const { return counters_.get(); }

@@ -45,24 +45,6 @@ const Counter* StatsRegistryImpl::find_counter(std::string_view path) const {
   return it != entries_.end() && it->second.kind == Kind::kCounter ? it->second.counter : nullptr;
 }
 
-std::uint64_t StatsRegistryImpl::sum_indexed(std::string_view head, std::string_view tail,
-                                             bool* found) const {
-  std::uint64_t total = 0;
-  bool any = false;
-  const std::string prefix = std::string(head) + "[";
-  for (auto it = entries_.lower_bound(prefix); it != entries_.end(); ++it) {
-    const std::string& name = it->first;
-    if (name.compare(0, prefix.size(), prefix) != 0) break;
-    auto close = name.find("].", prefix.size());
-    if (close == std::string::npos || it->second.kind != Kind::kCounter) continue;
-    if (std::string_view(name).substr(close + 2) != tail) continue;
-    total += it->second.counter->value();
-    any = true;
-  }
-  if (found) *found = any;
-  return total;
-}
-
 double StatsRegistryImpl::evaluate(const Formula& f) const {
   auto sum = [&](const std::vector<std::string>& names) {
     double s = 0;

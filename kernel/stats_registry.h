@@ -24,9 +24,6 @@ class StatsRegistryImpl final : public StatsRegistry {
 
   /// The counter at `path`, or null.
   const Counter* find_counter(std::string_view path) const;
-  /// Sum of every counter named "<head>[i].<tail>" for any i (e.g. head "sm",
-  /// tail "issued_instructions"); `found` is set when at least one exists.
-  std::uint64_t sum_indexed(std::string_view head, std::string_view tail, bool* found = nullptr) const;
   /// Value of a formula or counter at `path` (formulas evaluated now); 0 when absent.
   double value(std::string_view path) const;
 

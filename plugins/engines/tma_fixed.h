@@ -22,6 +22,7 @@ class TmaFixed final : public TmaEngine, private EventTarget {
   void issue(Cycle now, const TmaOp& op) override;
   std::uint64_t busy_cycles() const override { return busy_.cycles(); }
   std::uint64_t issued_bytes() const override { return bytes_.value(); }
+  std::uint64_t line_requests() const override { return 0; }  // level 0: no memory traffic
   void finish(Cycle end) override;
 
  private:

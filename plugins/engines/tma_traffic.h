@@ -42,6 +42,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   void issue(Cycle now, const TmaOp& op) override;
   std::uint64_t busy_cycles() const override { return busy_.cycles(); }
   std::uint64_t issued_bytes() const override { return bytes_.value(); }
+  std::uint64_t line_requests() const override { return line_count_.value(); }
   void on_response(Cycle now, const MemRequest& request) override;
   void finish(Cycle end) override;
 

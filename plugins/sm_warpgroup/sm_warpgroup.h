@@ -40,6 +40,7 @@ class WarpGroupSm final : public SmCore,
   /// The tensor core's busy cycles (a pipeline track), the TMA engine's, its bytes in flight,
   /// then each plugin engine's busy cycles where it keeps them (named after its kind).
   void meters(std::vector<SmMeter>& out) const override;
+  SmWork work() const override { return {issued_.value(), tma_->line_requests()}; }
   void finish(Cycle end) override;
 
  private:

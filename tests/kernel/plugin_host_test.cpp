@@ -300,6 +300,32 @@ TEST(PluginHost, ASimulationRefusesAMemoryThatReportsNoByteTotals) {
   }
 }
 
+// Simulation::work sums what the SMs report (SmCore::work): their issued instructions and their
+// TMA engines' line requests, the statistics sm[i].issued_instructions and sm[i].tma.lines.
+TEST(Simulation, WorkIsTheSmsInstructionsAndLineRequests) {
+  PluginHost host;
+  host.load_directories({SIMFA_PLUGIN_BUILD_DIR});
+  const ComponentConfig w = parse_workload_spec("gemm:m=256,n=256,k=128", host);
+  for (const char* tma : {"tma.traffic", "tma.fixed"}) {
+    SCOPED_TRACE(tma);
+    const Manifest m = resolve_manifest(
+        read_manifest(SIMFA_SOURCE_DIR "/configs/h800.toml", {{"sm.tma.plugin", tma}}), host);
+    Simulation sim(m, w, host, RunOptions{});
+    sim.run();
+    std::uint64_t instructions = 0, lines = 0;
+    for (int i = 0; i < m.gpu.sm_count; ++i) {
+      const std::string sm = "sm[" + std::to_string(i) + "].";
+      instructions += sim.stats().find_counter(sm + "issued_instructions")->value();
+      if (const Counter* c = sim.stats().find_counter(sm + "tma.lines")) lines += c->value();
+    }
+    const SmWork work = sim.work();
+    EXPECT_GT(work.instructions, 0u);
+    EXPECT_EQ(work.instructions, instructions);
+    EXPECT_EQ(work.line_requests, lines);
+    EXPECT_EQ(work.line_requests > 0, std::string(tma) == "tma.traffic");
+  }
+}
+
 TEST(PluginHost, CreateRefusesAnEntryFromElsewhere) {
   PluginHost host;
   host.load_library(kGood);

@@ -93,6 +93,8 @@ class SIMFA_API TmaEngine : public Component {
   virtual std::uint64_t busy_cycles() const = 0;
   /// Bytes of the ops issued to it so far (TmaOp::bytes, counted at issue).
   virtual std::uint64_t issued_bytes() const = 0;
+  /// Line requests it sent to the memory so far (0 for an engine that sends none, as tma.fixed).
+  virtual std::uint64_t line_requests() const = 0;
 };
 
 struct WgmmaOp {
@@ -237,6 +239,13 @@ struct SmMeter {
   const char* unit = "";   ///< kLevel: "bytes"
 };
 
+/// What an SM has done so far, in the units the simulator's speed is measured in (DESIGN.md
+/// §11: instructions and line requests per wall second; benches/simulation_bench.cpp).
+struct SmWork {
+  std::uint64_t instructions = 0;   ///< instructions its WarpGroups issued
+  std::uint64_t line_requests = 0;  ///< line requests its engines sent to the memory
+};
+
 /// Kind "sm": one streaming multiprocessor.
 class SIMFA_API SmCore : public Component {
  public:
@@ -254,6 +263,8 @@ class SIMFA_API SmCore : public Component {
   /// Appends the SM's meters, in the order the reports show them, the same list on every SM and
   /// at every call (none by default).
   virtual void meters(std::vector<SmMeter>& out) const { (void)out; }
+  /// The SM's work so far (none by default).
+  virtual SmWork work() const { return {}; }
 };
 
 }  // namespace simfa

@@ -49,7 +49,9 @@ namespace simfa {
 ///     ablate; L2Cache::llc_bytes and DramBackend::dram_bytes, the hierarchy's parts of it.
 /// 20: SpanSpec::what: a flight span's row in the Gantt chart's note under the legend, which the
 ///     chart writes from the instruction table instead of naming Hopper's rows.
-inline constexpr std::uint32_t kSdkAbiVersion = 20;
+/// 21: SmCore::work (SmWork) and TmaEngine::line_requests: the instructions an SM issued and the
+///     line requests its TMA sent, which simulation_bench read by counter names.
+inline constexpr std::uint32_t kSdkAbiVersion = 21;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
