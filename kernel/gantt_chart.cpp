@@ -83,11 +83,11 @@ std::vector<GanttChart::SpanKind> GanttChart::span_kinds(const InstructionSet& i
   // `issue`: the instruction's span; `flight`: its flight span; neither: its wait span.
   auto add = [&](const InstructionSpec& in, const SpanSpec& span, bool issue, bool flight) {
     if (!span.name) return;
-    const bool tma = issue && std::string_view(in.engine) == "tma";
-    const bool compute = issue && !tma && std::string_view(in.engine) != "sm";
+    const bool copy = issue && in.copy;
+    const bool compute = issue && !copy && std::string_view(in.engine) != "sm";
     for (SpanKind& k : kinds)
       if (k.name == span.name) {  // declared again: one legend entry, the first declaration's
-        k.tma |= tma;
+        k.copy |= copy;
         k.compute |= compute;
         return;
       }
@@ -99,7 +99,7 @@ std::vector<GanttChart::SpanKind> GanttChart::span_kinds(const InstructionSet& i
                                      : name + " issue";
     std::string what = !flight ? "" : span.what ? span.what : name + "s";
     kinds.push_back({span.name, span.color ? span.color : "", std::move(label),
-                     flight ? ++flights : kThread, issue && !span.lasts, tma, compute,
+                     flight ? ++flights : kThread, issue && !span.lasts, copy, compute,
                      std::move(what)});
     derived.push_back(!span.color);
   };
@@ -202,16 +202,16 @@ GanttChart::GanttChart(const std::vector<TimelineSpan>& spans, GanttOptions opti
         lane_of[{static_cast<int>(slot), wg}] = lanes_.size();
         lanes_.push_back({sm, static_cast<int>(slot), wg, ""});
       }
-    std::map<std::size_t, std::pair<bool, bool>> issues;  // lane: TMA, another engine's
+    std::map<std::size_t, std::pair<bool, bool>> issues;  // lane: a copy, another engine's
     for (const TimelineSpan& s : list) {
       const std::size_t lane = lane_of.at({ctas[s.cta].slot, s.warpgroup});
       const SpanKind& kind = kind_of(s.name);
-      issues[lane].first |= kind.instant && kind.tma;
+      issues[lane].first |= kind.instant && kind.copy;
       issues[lane].second |= kind.instant && kind.compute;
     }
-    // A WarpGroup that issues TMA and no WGMMA (nor another engine's instruction) produces; one
-    // that issues WGMMA consumes when it issues no TMA (an epilogue's TMA_STORE aside: when its
-    // slot has a producer).
+    // A WarpGroup that issues copies (TMA) and no other engine's instruction (WGMMA) produces;
+    // one that issues another engine's consumes when it issues no copy (an epilogue's TMA_STORE
+    // aside: when its slot has a producer).
     std::set<int> has_producer;
     for (const auto& [lane, io] : issues)
       if (io.first && !io.second) {

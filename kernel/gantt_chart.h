@@ -41,7 +41,7 @@ class GanttChart {
     Row row = kThread;
     /// An issue cycle: merged among the instants and drawn over the WarpGroup's waits.
     bool instant = false;
-    bool tma = false;      ///< issued by a TMA instruction: its lane produces
+    bool copy = false;     ///< issued by a copy (InstructionSpec::copy): its lane produces
     bool compute = false;  ///< issued by another engine's instruction: its lane consumes
     /// A flight row's contents, in the plural, for the note under the legend: "TMA loads"
     /// (SpanSpec::what, or the instruction's name and an s); empty for the thread row.
@@ -56,7 +56,7 @@ class GanttChart {
     int sm;
     int slot;  ///< CTAs resident at the same time on one SM take different slots
     int warpgroup;
-    std::string role;  ///< "producer" (TMA, no WGMMA), "consumer" (WGMMA) or "" (both, alone)
+    std::string role;  ///< "producer" (copies, no WGMMA), "consumer" (WGMMA) or "" (both, alone)
   };
   /// One drawn bar: `spans` spans of kind `name` merged, from `begin` to `end`, and `folded`
   /// spans of other kinds too short to draw beside it.

@@ -152,7 +152,8 @@ TEST(GanttChart, HopperSpanKindsComeFromTheInstructionTable) {
     return *std::find_if(kinds.begin(), kinds.end(),
                          [&](const GanttChart::SpanKind& k) { return k.name == name; });
   };
-  EXPECT_TRUE(kind("tma_issue").instant && kind("tma_issue").tma);
+  EXPECT_TRUE(kind("tma_issue").instant && kind("tma_issue").copy);
+  EXPECT_FALSE(kind("wgmma").copy);
   EXPECT_TRUE(kind("wgmma").instant && kind("wgmma").compute);
   EXPECT_TRUE(kind("exit").instant && !kind("exit").compute);
   EXPECT_FALSE(kind("bubble").instant);  // it lasts the BUBBLE's cycles
@@ -204,6 +205,31 @@ TEST(GanttChart, APluginsInstructionGetsItsOwnLegendEntryAndColour) {
   EXPECT_EQ(chart.lanes()[0].role, "consumer");  // it issues another engine's instruction
   // Without the plugin's table the same spans are "other", drawn gray.
   EXPECT_NE(GanttChart(spans, range(0, 100)).svg().find("gray: other spans"), std::string::npos);
+}
+
+TEST(GanttChart, APluginsCopyEngineMakesItsLaneAProducer) {
+  // A plugin's copy into tensor memory on an engine of its own kind ("tmem"), which declares
+  // itself a copy, and its MMA: the copying WarpGroup produces, the computing one consumes, as
+  // TMA and WGMMA lanes do. Without `copy` the copy engine's lane would consume.
+  static constexpr InstructionSpec kCopy{
+      .name = "TM_COPY", .engine = "tmem", .copy = true, .span = "tm_copy"};
+  static constexpr InstructionSpec kNotCopy{.name = "TM_COPY", .engine = "tmem", .span = "tm_copy"};
+  static constexpr InstructionSpec kUmma{.name = "UMMA", .engine = "umma", .span = "umma"};
+  const std::vector<TimelineSpan> spans = {{0, 0, 0, "tm_copy", 0, 1},
+                                           {0, 1, 0, "umma", 10, 11},
+                                           {0, 0, 0, "exit", 98, 99},
+                                           {0, 1, 0, "exit", 99, 100}};
+  for (const bool copy : {true, false}) {
+    InstructionSet set;
+    set.add(copy ? kCopy : kNotCopy);
+    set.add(kUmma);
+    GanttOptions o = range(0, 100);
+    o.instructions = &set;
+    const GanttChart chart(spans, o);
+    ASSERT_EQ(chart.lanes().size(), 2u);
+    EXPECT_EQ(chart.lanes()[0].role, copy ? "producer" : "consumer");
+    EXPECT_EQ(chart.lanes()[1].role, "consumer");
+  }
 }
 
 TEST(GanttChart, TheNoteUnderTheLegendNamesTheLanesRowsFromTheTable) {

@@ -89,6 +89,11 @@ struct InstructionSpec {
   /// The kind of component that executes it: "sm" (the SM's own protocol state: stages,
   /// barriers, groups, BUBBLEs), "tma", "wgmma", or the kind of a plugin's engine.
   const char* engine = "sm";
+  /// Whether it copies data between the memory and the SM for other instructions to compute on
+  /// (Hopper's TMA_LOAD, TMA_BULK and TMA_STORE): the Gantt chart calls a WarpGroup that issues
+  /// copies and no other engine's instructions a producer, and one that issues another engine's
+  /// instructions a consumer.
+  bool copy = false;
   std::span<const OperandSpec> operands = {};
   SpanSpec span = {};       ///< the timeline span its issue draws, or none
   SpanSpec wait_span = {};  ///< the span of a WarpGroup blocked on it, or none
@@ -194,11 +199,11 @@ constexpr SpanSpec kTmaFlight{"tma_flight", "#9ecae1",
 
 // In Opcode order.
 constexpr InstructionSpec kHopper[] = {
-    {.name = "TMA_LOAD", .engine = "tma", .operands = kTmaLoad, .span = kTmaIssue,
+    {.name = "TMA_LOAD", .engine = "tma", .copy = true, .operands = kTmaLoad, .span = kTmaIssue,
      .flight = kTmaFlight},
-    {.name = "TMA_BULK", .engine = "tma", .operands = kTmaBulk, .span = kTmaIssue,
+    {.name = "TMA_BULK", .engine = "tma", .copy = true, .operands = kTmaBulk, .span = kTmaIssue,
      .flight = kTmaFlight, .check = bulk_check},
-    {.name = "TMA_STORE", .engine = "tma", .operands = kTmaStore, .span = kTmaIssue},
+    {.name = "TMA_STORE", .engine = "tma", .copy = true, .operands = kTmaStore, .span = kTmaIssue},
     {.name = "ACQUIRE_STAGE", .operands = kStageOnly,
      .wait_span = {"wait:stage", "#e7ba52", "wait: stage release (ACQUIRE_STAGE)"}},
     {.name = "RELEASE_STAGE", .operands = kStageOnly},

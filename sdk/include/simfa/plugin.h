@@ -51,7 +51,9 @@ namespace simfa {
 ///     chart writes from the instruction table instead of naming Hopper's rows.
 /// 21: SmCore::work (SmWork) and TmaEngine::line_requests: the instructions an SM issued and the
 ///     line requests its TMA sent, which simulation_bench read by counter names.
-inline constexpr std::uint32_t kSdkAbiVersion = 21;
+/// 22: InstructionSpec::copy: the Gantt chart takes a lane's producer role from the table, not
+///     from the engine kind "tma".
+inline constexpr std::uint32_t kSdkAbiVersion = 22;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
