@@ -270,8 +270,7 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepGrid::Point& point,
     row.llc_write_bytes = json_uint(memory, "llc_write_bytes");
     row.dram_read_bytes = json_uint(memory, "dram_read_bytes");
     row.dram_write_bytes = json_uint(memory, "dram_write_bytes");
-    if (const boost::json::value* rate = json_object(memory, "l2").if_contains("hit_rate"))
-      row.l2_hit_rate = json_double(*rate);
+    row.l2_hit_rate = sim.l2_hit_rate();
     row.manifest_sha256 = manifest.sha256;
     if (result.outcome != RunOutcome::kCompleted)
       row.error =

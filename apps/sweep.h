@@ -82,7 +82,7 @@ struct SweepRow {
   double time_us = 0;
   std::uint64_t llc_read_bytes = 0, llc_write_bytes = 0;
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
-  std::optional<double> l2_hit_rate;  ///< memory.l2.hit_rate, when the memory system has an L2
+  std::optional<double> l2_hit_rate;  ///< the memory's cache hit rate, when it has a cache
   double wall_seconds = 0;            ///< the point's: loading, building and running
   std::string manifest_sha256;
   std::string error;

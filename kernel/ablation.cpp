@@ -49,10 +49,9 @@ AblationRow run_for_ablation(const std::string& manifest, const std::string& wor
   row.manifest = manifest;
   row.outcome = r.outcome;
   row.cycles = r.cycles;
-  if (const std::optional<CacheUse> l2 = sim.memory().cache_use()) {
+  if (const std::optional<double> rate = sim.l2_hit_rate()) {
     row.has_l2 = true;
-    const double lookups = static_cast<double>(l2->hits) + static_cast<double>(l2->misses);
-    row.l2_hit_rate = lookups > 0 ? static_cast<double>(l2->hits) / lookups : 0.0;
+    row.l2_hit_rate = *rate;
   }
   const MemoryTraffic bytes = sim.traffic();
   row.dram_bytes = bytes.dram.read + bytes.dram.write;

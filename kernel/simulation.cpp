@@ -372,6 +372,13 @@ SmWork Simulation::work() const {
   return total;
 }
 
+std::optional<double> Simulation::l2_hit_rate() const {
+  const std::optional<CacheUse> l2 = memory_->cache_use();
+  if (!l2) return std::nullopt;
+  const double lookups = static_cast<double>(l2->hits) + static_cast<double>(l2->misses);
+  return lookups > 0 ? static_cast<double>(l2->hits) / lookups : 0.0;
+}
+
 std::string Simulation::summary(const RunResult& r) const {
   const double sms = static_cast<double>(manifest_.gpu.sm_count);
   const double cycles = static_cast<double>(r.cycles);

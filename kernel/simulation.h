@@ -3,14 +3,14 @@
 // (no progress) or the wall-clock timeout, and reports the result.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/json/object.hpp>
 
 #include "kernel/counter_tracks.h"
 #include "kernel/event_queue.h"
@@ -80,6 +80,10 @@ class Simulation final : private CtaHost {
   MemoryTraffic traffic() const { return *memory_->traffic(); }
   /// The SMs' work so far, summed (SmCore::work).
   SmWork work() const;
+  /// The hit rate of the memory's last-level cache so far, hits / (hits + misses) as its
+  /// statistic hit_rate is (0 before any lookup); none when it has no cache
+  /// (MemoryPort::cache_use).
+  std::optional<double> l2_hit_rate() const;
   const Timeline& timeline() const { return timeline_; }
   /// Null unless RunOptions::counter_window was set.
   const CounterTracks* counter_tracks() const { return counters_.get(); }
