@@ -58,7 +58,7 @@ void FixedDram::send(Cycle now, const MemRequest& request) {
   const Femtoseconds start = std::max(arrival, queue_free_);
   // The transfer is rounded up to a whole femtosecond: at most 1 fs of drift per request.
   const auto transfer = static_cast<Femtoseconds>(
-      (Uint128{request.bytes} * kFemtosecondsPerSecond + bytes_per_second_ - 1) / bytes_per_second_);
+      mul_div_up(request.bytes, kFemtosecondsPerSecond, bytes_per_second_));
   queue_free_ = start + transfer;
   queue_delay_.sample((start - arrival) / kFemtosecondsPerNs);
   const Cycle done = std::max(clock_.cycle_at_or_after(queue_free_ + latency_), now + 1);

@@ -116,6 +116,17 @@ TEST(CeilDiv, RoundsUp) {
   EXPECT_EQ(ceil_div(big + 1, big), 2);
 }
 
+TEST(MulDivUp, RoundsUpAProductPast64Bits) {
+  static_assert(mul_div_up(3, 5, 4) == 4);  // 15 / 4
+  static_assert(mul_div_up(4, 5, 4) == 5);
+  static_assert(mul_div_up(0, 7, 3) == 0);
+  // 2^40 x 2^40 overflows 64 bits; the quotient does not.
+  EXPECT_EQ(mul_div_up(std::uint64_t{1} << 40, std::uint64_t{1} << 40, std::uint64_t{1} << 30),
+            std::uint64_t{1} << 50);
+  // (2^64 - 1) x 3 / 4 rounded up is 3 x 2^62.
+  EXPECT_EQ(mul_div_up(~std::uint64_t{0}, 3, 4), std::uint64_t{3} << 62);
+}
+
 TEST(RoundUp, GoesToTheNextMultiple) {
   static_assert(round_up(0, 8) == 0);
   static_assert(round_up(1, 8) == 8);

@@ -45,14 +45,13 @@ class ClockDomain {
 
   /// The first cycle that starts at or after `t`. cycle_at_or_after(start_of(c)) == c.
   Cycle cycle_at_or_after(Femtoseconds t) const {
-    const Uint128 scaled = Uint128{t} * hz_;
-    return static_cast<Cycle>((scaled + kFemtosecondsPerSecond - 1) / kFemtosecondsPerSecond);
+    return static_cast<Cycle>(mul_div_up(t, hz_, kFemtosecondsPerSecond));
   }
 
   /// A delay of `cycles` of this domain as whole cycles of `to`, rounded up (a latency is never
   /// shortened by the crossing). Equal clocks give `cycles` back.
   Cycle latency_in(const ClockDomain& to, std::uint64_t cycles) const {
-    return static_cast<Cycle>((Uint128{cycles} * to.hz_ + hz_ - 1) / hz_);
+    return static_cast<Cycle>(mul_div_up(cycles, to.hz_, hz_));
   }
 
   /// A rate of `per_cycle` events per cycle of this domain as events per cycle of `to`.

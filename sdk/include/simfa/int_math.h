@@ -1,5 +1,6 @@
 // Integer arithmetic the models share: rounded-up division and rounding up to a multiple, an XOR
-// fold for address hashes and a 128-bit integer for products that overflow 64 bits. Header-only.
+// fold for address hashes, and a 128-bit integer with the rounded-up division of a product that
+// overflows 64 bits. Header-only.
 #pragma once
 
 #include <cstdint>
@@ -40,5 +41,11 @@ constexpr std::uint64_t fnv1a(std::string_view s, std::uint64_t basis = 14695981
 /// Clang's 128-bit integer holds them (__extension__ keeps -Wpedantic quiet about the
 /// non-standard type).
 __extension__ typedef unsigned __int128 Uint128;
+
+/// ceil(a x b / d) for d >= 1, the product in 128 bits (a time in femtoseconds times a
+/// frequency, bytes times femtoseconds a second); the result must fit 64 bits.
+constexpr std::uint64_t mul_div_up(std::uint64_t a, std::uint64_t b, std::uint64_t d) {
+  return static_cast<std::uint64_t>((Uint128{a} * b + d - 1) / d);
+}
 
 }  // namespace simfa
