@@ -2,6 +2,8 @@
 docs/calibration.md §36.)
 
   python3 tools/device/softmax_phase.py OUTDIR
+  python3 tools/device/softmax_phase.py OUTDIR --delays 0,64,160,320
+
 
 `softmax_phase` is attention_suite.py's `softmax_micro` in its `softmax` mode with one `%clock64`
 read a step by every thread, taken beside the row max of the step before (the read takes m_i as an
@@ -10,8 +12,15 @@ global memory at once. The accumulator's layout gives each warp 16 rows, so rows
 warps 0, 1, ...: with 8 warps, rows 0-63 are WarpGroup 0's and 64-127 WarpGroup 1's. Output:
 `softmax_phase.csv`, one row a tile, repetition, step and warp (its first row's stamp, SM cycles);
 `softmax_phase_points.csv`, one row a tile: the plain kernel's and the stamped twin's cycles a step
-(median of REPS launches, the whole loop over ITERS, as softmax_micro.csv). Never changes clocks
-or any GPU setting.
+(median of REPS launches, the whole loop over ITERS, as softmax_micro.csv).
+
+With `--delays`, instead (session 40): does an offset between the two WarpGroups last? The 8-warp
+tiles' twin with WarpGroup 1's threads held DELAY cycles (their own %clock64) before the loop, so
+that it starts the softmax that much behind WarpGroup 0: `softmax_phase_delay.csv`, one row a
+tile, delay, repetition, step and warp (the step's stamp as above). The model's WarpGroups drift
+apart from an in-phase start and then keep their offset (docs/calibration.md §37); on the silicon
+an offset that decays, stays or grows tells which pull the model lacks. Never changes clocks or
+any GPU setting.
 """
 import csv
 import os
@@ -41,7 +50,17 @@ def _clk_beside(x):
 
 
 @triton.jit
-def softmax_phase(desc_q, desc_k, T, S, ITERS, c,
+def _spin_beside(x, cycles):
+    # Holds the thread that holds each element of x for `cycles` of its SM's %clock64 and returns
+    # x, so that whatever uses x waits for the hold. The braces scope the label to each copy.
+    return tl.inline_asm_elementwise(
+        "{ .reg .u64 t0, t1; .reg .pred p; mov.u64 t0, %clock64;\n"
+        "SPIN: mov.u64 t1, %clock64; sub.u64 t1, t1, t0; setp.lt.u64 p, t1, $2; @p bra SPIN;\n"
+        "mov.f32 $0, $1; }", "=f,f,l", [x, cycles], dtype=tl.float32, is_pure=False, pack=1)
+
+
+@triton.jit
+def softmax_phase(desc_q, desc_k, T, S, ITERS, c, DELAY,
                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     q = desc_q.load([0, 0])
     k = desc_k.load([0, 0])
@@ -50,6 +69,8 @@ def softmax_phase(desc_q, desc_k, T, S, ITERS, c,
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     rows = tl.arange(0, BLOCK_M)
+    if DELAY > 0:  # WarpGroup 1 (rows BLOCK_M / 2 on, with 8 warps) starts DELAY cycles behind
+        m_i = _spin_beside(m_i, tl.where(rows >= BLOCK_M // 2, DELAY, 0).to(tl.int64))
     t0 = su._clock64()
     for i in range(ITERS):
         tl.store(S + i * BLOCK_M + rows, _clk_beside(m_i))
@@ -83,7 +104,7 @@ def main(outdir):
             t = T[:2].cpu()
             if rep:
                 plain.append(int(t[1] - t[0]) / ITERS)
-            softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+            softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, 0, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
                                 num_warps=nw, num_stages=1)
             torch.cuda.synchronize()
             t = T[:2].cpu()
@@ -108,5 +129,49 @@ def main(outdir):
         w.writerows(points)
 
 
+def delays(outdir, held):
+    os.makedirs(outdir, exist_ok=True)
+    q = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
+    k = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
+    T = torch.zeros(2 + 128, device="cuda", dtype=torch.int64)
+    S = torch.zeros(ITERS * 128, device="cuda", dtype=torch.int64)
+    stamps = []
+    for tile in TILES:
+        bm, bn, nw = tile["BLOCK_M"], tile["BLOCK_N"], tile["num_warps"]
+        if nw != 8:
+            continue
+        dq = TensorDescriptor.from_tensor(q, [bm, D])
+        dk = TensorDescriptor.from_tensor(k, [bn, D])
+        for delay in held:
+            steps = []
+            for rep in range(REPS + 1):  # the first launch compiles and warms up
+                softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, delay, HEAD_DIM=D, BLOCK_M=bm,
+                                    BLOCK_N=bn, num_warps=nw, num_stages=1)
+                torch.cuda.synchronize()
+                if not rep:
+                    continue
+                t = T[:2].cpu()
+                steps.append(int(t[1] - t[0]) / ITERS)
+                s = S[:ITERS * bm].view(ITERS, bm)[:, ::16].cpu().tolist()
+                for i, row in enumerate(s):
+                    for w, stamp in enumerate(row):
+                        stamps.append([bm, bn, nw, delay, rep, i, w, stamp])
+            # WarpGroup 1's step top after WarpGroup 0's (warp 4 against warp 0), by step
+            top = {(r[4], r[5], r[6]): r[7] for r in stamps if r[:4] == [bm, bn, nw, delay]}
+            lag = {i: statistics.median(top[rep, i, 4] - top[rep, i, 0]
+                                        for rep in range(1, REPS + 1))
+                   for i in (0, 1, 2, 4, 8, 16, 64, ITERS - 1)}
+            print(f"{bm}x{bn} w{nw} delay {delay}: {statistics.median(steps):.1f} cycles a step; "
+                  f"WarpGroup 1 behind by (step: cycles) {lag}", flush=True)
+    with open(os.path.join(outdir, "softmax_phase_delay.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["block_m", "block_n", "warps", "delay", "rep", "step", "warp", "stamp"])
+        w.writerows(stamps)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/simfa_out")
+    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/simfa_out"
+    if "--delays" in sys.argv:
+        delays(out, [int(d) for d in sys.argv[sys.argv.index("--delays") + 1].split(",")])
+    else:
+        main(out)
