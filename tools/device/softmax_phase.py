@@ -50,17 +50,30 @@ def _clk_beside(x):
 
 
 @triton.jit
-def _spin_beside(x, cycles):
-    # Holds the thread that holds each element of x for `cycles` of its SM's %clock64 and returns
-    # x, so that whatever uses x waits for the hold. The braces scope the label to each copy.
+def _stamp_thread(x, base):
+    # Each thread stores its %clock64 at base + 8 x %tid.x and returns x. The address needs no
+    # other thread's data, so x keeps its layout: no layout conversion, no barrier (the stamps of
+    # _clk_beside go to memory through a conversion that syncs the CTA every step).
     return tl.inline_asm_elementwise(
-        "{ .reg .u64 t0, t1; .reg .pred p; mov.u64 t0, %clock64;\n"
-        "SPIN: mov.u64 t1, %clock64; sub.u64 t1, t1, t0; setp.lt.u64 p, t1, $2; @p bra SPIN;\n"
-        "mov.f32 $0, $1; }", "=f,f,l", [x, cycles], dtype=tl.float32, is_pure=False, pack=1)
+        "{ .reg .u64 t, a; .reg .u32 w; mov.u64 t, %clock64; mov.u32 w, %tid.x; "
+        "mul.wide.u32 a, w, 8; add.u64 a, a, $2; st.global.u64 [a], t; mov.f32 $0, $1; }",
+        "=f,f,l", [x, base], dtype=tl.float32, is_pure=False, pack=1)
 
 
 @triton.jit
-def softmax_phase(desc_q, desc_k, T, S, ITERS, c, DELAY,
+def _hold_warpgroup1(x, cycles):
+    # Threads 128 on (WarpGroup 1 of 8 warps) wait `cycles` of their SM's %clock64; returns x.
+    # The braces scope the labels to each copy.
+    return tl.inline_asm_elementwise(
+        "{ .reg .u64 t0, t1; .reg .u32 w; .reg .pred p; mov.u32 w, %tid.x; "
+        "setp.lt.u32 p, w, 128; @p bra DONE; mov.u64 t0, %clock64;\n"
+        "SPIN: mov.u64 t1, %clock64; sub.u64 t1, t1, t0; setp.lt.u64 p, t1, $2; @p bra SPIN;\n"
+        "DONE: mov.f32 $0, $1; }", "=f,f,l", [x, cycles], dtype=tl.float32, is_pure=False,
+        pack=1)
+
+
+@triton.jit
+def softmax_phase(desc_q, desc_k, T, S, ITERS, c,
                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     q = desc_q.load([0, 0])
     k = desc_k.load([0, 0])
@@ -69,11 +82,33 @@ def softmax_phase(desc_q, desc_k, T, S, ITERS, c, DELAY,
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     rows = tl.arange(0, BLOCK_M)
-    if DELAY > 0:  # WarpGroup 1 (rows BLOCK_M / 2 on, with 8 warps) starts DELAY cycles behind
-        m_i = _spin_beside(m_i, tl.where(rows >= BLOCK_M // 2, DELAY, 0).to(tl.int64))
     t0 = su._clock64()
     for i in range(ITERS):
         tl.store(S + i * BLOCK_M + rows, _clk_beside(m_i))
+        p, m_i, l_i, acc = su._softmax_step(x, m_i, l_i, acc, c)
+        x = p.to(tl.float16).to(tl.float32)
+    t1 = su._clock64()
+    tl.store(T + 0, t0)
+    tl.store(T + 1, t1)
+    tl.store(T + 2 + rows, (tl.sum(acc, 1) + l_i).to(tl.int64))
+
+
+@triton.jit
+def softmax_free(desc_q, desc_k, T, S_ADDR, ITERS, c, DELAY,
+                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # The twin whose stamps need no barrier: every thread stores its own clock each step
+    # (S_ADDR + 8 x (256 x step + thread)); WarpGroup 1 held DELAY cycles before the loop.
+    q = desc_q.load([0, 0])
+    k = desc_k.load([0, 0])
+    x = tl.dot(q, k.T)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    rows = tl.arange(0, BLOCK_M)
+    m_i = _hold_warpgroup1(m_i, DELAY)
+    t0 = su._clock64()
+    for i in range(ITERS):
+        m_i = _stamp_thread(m_i, S_ADDR + i * 2048)
         p, m_i, l_i, acc = su._softmax_step(x, m_i, l_i, acc, c)
         x = p.to(tl.float16).to(tl.float32)
     t1 = su._clock64()
@@ -104,7 +139,7 @@ def main(outdir):
             t = T[:2].cpu()
             if rep:
                 plain.append(int(t[1] - t[0]) / ITERS)
-            softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, 0, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+            softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
                                 num_warps=nw, num_stages=1)
             torch.cuda.synchronize()
             t = T[:2].cpu()
@@ -133,8 +168,9 @@ def delays(outdir, held):
     os.makedirs(outdir, exist_ok=True)
     q = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
     k = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
+    o = torch.empty((128, D), device="cuda", dtype=torch.float16)
     T = torch.zeros(2 + 128, device="cuda", dtype=torch.int64)
-    S = torch.zeros(ITERS * 128, device="cuda", dtype=torch.int64)
+    S = torch.zeros(ITERS * 256, device="cuda", dtype=torch.int64)
     stamps = []
     for tile in TILES:
         bm, bn, nw = tile["BLOCK_M"], tile["BLOCK_N"], tile["num_warps"]
@@ -142,17 +178,40 @@ def delays(outdir, held):
             continue
         dq = TensorDescriptor.from_tensor(q, [bm, D])
         dk = TensorDescriptor.from_tensor(k, [bn, D])
+        do = TensorDescriptor.from_tensor(o, [bm, D])
+        # The CTA barriers of the plain kernel and of the first twin, for comparison.
+        plain = su.softmax_micro[(1,)](dq, dk, do, T, ITERS, 0.5, 0.25, HEAD_DIM=D, BLOCK_M=bm,
+                                       BLOCK_N=bn, MODE="softmax", REPEAT=1, num_warps=nw,
+                                       num_stages=1)
+        twin = softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+                                   num_warps=nw, num_stages=1)
+        torch.cuda.synchronize()
+        for name, compiled in (("plain", plain), ("twin", twin)):
+            ptx = compiled.asm["ptx"]
+            print(f"{bm}x{bn} w{nw} {name}: ptx bar.sync {ptx.count('bar.sync')}, "
+                  f"barrier.sync {ptx.count('barrier.sync')}", flush=True)
+            with open(os.path.join(outdir, f"softmax_{name}_{bm}x{bn}.ptx"), "w") as fh:
+                fh.write(ptx)
         for delay in held:
             steps = []
             for rep in range(REPS + 1):  # the first launch compiles and warms up
-                softmax_phase[(1,)](dq, dk, T, S, ITERS, 0.5, delay, HEAD_DIM=D, BLOCK_M=bm,
-                                    BLOCK_N=bn, num_warps=nw, num_stages=1)
+                kernel = softmax_free[(1,)](dq, dk, T, S.data_ptr(), ITERS, 0.5, delay,
+                                            HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, num_warps=nw,
+                                            num_stages=1)
                 torch.cuda.synchronize()
                 if not rep:
+                    if delay == held[0]:  # what the compiler made of it: barriers in the loop?
+                        for ir in ("ttgir", "ptx"):
+                            with open(os.path.join(outdir, f"softmax_free_{bm}x{bn}.{ir}"),
+                                      "w") as fh:
+                                fh.write(kernel.asm[ir])
+                        ptx = kernel.asm["ptx"]
+                        print(f"{bm}x{bn} w{nw}: ptx bar.sync {ptx.count('bar.sync')}, "
+                              f"barrier.sync {ptx.count('barrier.sync')}", flush=True)
                     continue
                 t = T[:2].cpu()
                 steps.append(int(t[1] - t[0]) / ITERS)
-                s = S[:ITERS * bm].view(ITERS, bm)[:, ::16].cpu().tolist()
+                s = S.view(ITERS, 256)[:, ::32].cpu().tolist()  # lane 0 of each warp
                 for i, row in enumerate(s):
                     for w, stamp in enumerate(row):
                         stamps.append([bm, bn, nw, delay, rep, i, w, stamp])
