@@ -208,15 +208,22 @@ def variants(outdir):
 
 
 @triton.jit
-def softmax_micro(desc_q, desc_k, desc_o, T, ITERS, c, d,
-                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  MODE: tl.constexpr, REPEAT: tl.constexpr):
+def _micro_start(desc_q, desc_k, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    # The softmax microbenchmarks' tile (one QK^T) and the online softmax's state before step 0.
     q = desc_q.load([0, 0])
     k = desc_k.load([0, 0])
     x = tl.dot(q, k.T)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    return x, m_i, l_i, acc
+
+
+@triton.jit
+def softmax_micro(desc_q, desc_k, desc_o, T, ITERS, c, d,
+                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  MODE: tl.constexpr, REPEAT: tl.constexpr):
+    x, m_i, l_i, acc = _micro_start(desc_q, desc_k, HEAD_DIM, BLOCK_M)
     t0 = _clock64()
     for i in range(ITERS):
         if MODE == "softmax":

@@ -73,24 +73,24 @@ def _hold_warpgroup1(x, cycles):
 
 
 @triton.jit
-def softmax_phase(desc_q, desc_k, T, S, ITERS, c,
-                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    q = desc_q.load([0, 0])
-    k = desc_k.load([0, 0])
-    x = tl.dot(q, k.T)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    rows = tl.arange(0, BLOCK_M)
-    t0 = su._clock64()
-    for i in range(ITERS):
-        tl.store(S + i * BLOCK_M + rows, _clk_beside(m_i))
-        p, m_i, l_i, acc = su._softmax_step(x, m_i, l_i, acc, c)
-        x = p.to(tl.float16).to(tl.float32)
+def _twin_end(T, t0, acc, l_i, BLOCK_M: tl.constexpr):
+    # The loop's two clock reads, and the softmax's result so that the loop is not folded away.
     t1 = su._clock64()
     tl.store(T + 0, t0)
     tl.store(T + 1, t1)
-    tl.store(T + 2 + rows, (tl.sum(acc, 1) + l_i).to(tl.int64))
+    tl.store(T + 2 + tl.arange(0, BLOCK_M), (tl.sum(acc, 1) + l_i).to(tl.int64))
+
+
+@triton.jit
+def softmax_phase(desc_q, desc_k, T, S, ITERS, c,
+                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    x, m_i, l_i, acc = su._micro_start(desc_q, desc_k, HEAD_DIM, BLOCK_M)
+    t0 = su._clock64()
+    for i in range(ITERS):
+        tl.store(S + i * BLOCK_M + tl.arange(0, BLOCK_M), _clk_beside(m_i))
+        p, m_i, l_i, acc = su._softmax_step(x, m_i, l_i, acc, c)
+        x = p.to(tl.float16).to(tl.float32)
+    _twin_end(T, t0, acc, l_i, BLOCK_M)
 
 
 @triton.jit
@@ -98,31 +98,27 @@ def softmax_free(desc_q, desc_k, T, S_ADDR, ITERS, c, DELAY,
                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     # The twin whose stamps need no barrier: every thread stores its own clock each step
     # (S_ADDR + 8 x (256 x step + thread)); WarpGroup 1 held DELAY cycles before the loop.
-    q = desc_q.load([0, 0])
-    k = desc_k.load([0, 0])
-    x = tl.dot(q, k.T)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    rows = tl.arange(0, BLOCK_M)
+    x, m_i, l_i, acc = su._micro_start(desc_q, desc_k, HEAD_DIM, BLOCK_M)
     m_i = _hold_warpgroup1(m_i, DELAY)
     t0 = su._clock64()
     for i in range(ITERS):
         m_i = _stamp_thread(m_i, S_ADDR + i * 2048)
         p, m_i, l_i, acc = su._softmax_step(x, m_i, l_i, acc, c)
         x = p.to(tl.float16).to(tl.float32)
-    t1 = su._clock64()
-    tl.store(T + 0, t0)
-    tl.store(T + 1, t1)
-    tl.store(T + 2 + rows, (tl.sum(acc, 1) + l_i).to(tl.int64))
+    _twin_end(T, t0, acc, l_i, BLOCK_M)
 
 
-def main(outdir):
+def _operands(outdir):
+    """The output directory made, and the micro's Q, K, O and the clock-read buffer T."""
     os.makedirs(outdir, exist_ok=True)
     q = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
     k = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
     o = torch.empty((128, D), device="cuda", dtype=torch.float16)
-    T = torch.zeros(2 + 128, device="cuda", dtype=torch.int64)
+    return q, k, o, torch.zeros(2 + 128, device="cuda", dtype=torch.int64)
+
+
+def main(outdir):
+    q, k, o, T = _operands(outdir)
     S = torch.zeros(ITERS * 128, device="cuda", dtype=torch.int64)
     stamps, points = [], []
     for tile in TILES:
@@ -165,11 +161,7 @@ def main(outdir):
 
 
 def delays(outdir, held):
-    os.makedirs(outdir, exist_ok=True)
-    q = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
-    k = torch.randn((128, D), device="cuda", dtype=torch.float16) * 0.1
-    o = torch.empty((128, D), device="cuda", dtype=torch.float16)
-    T = torch.zeros(2 + 128, device="cuda", dtype=torch.int64)
+    q, k, o, T = _operands(outdir)
     S = torch.zeros(ITERS * 256, device="cuda", dtype=torch.int64)
     stamps = []
     for tile in TILES:
