@@ -94,6 +94,7 @@ class CalendarQueue final : public simfa::EventQueue {
   EventId schedule(Cycle when, EventTarget& target, std::uint64_t payload = 0,
                    Priority priority = Priority::kMemory) override;
   bool cancel(EventId id) override;
+  std::uint64_t scheduled() const override { return issued_; }
 
   bool empty() const;
   /// Pending events, cancelled ones excluded.

@@ -23,6 +23,7 @@ void IdealMemory::describe(Schema& schema) {
 IdealMemory::IdealMemory(const BuildContext& context)
     : events_(context.events),
       latency_(static_cast<Cycle>(context.params.integer("latency"))),
+      steps_(context.events),
       reads_(context.stats.counter("reads")),
       writes_(context.stats.counter("writes")) {
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, *this);

@@ -10,6 +10,7 @@
 #include "simfa/component.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
+#include "simfa/step_batch.h"
 
 namespace simfa::memory_models {
 
@@ -21,6 +22,10 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   void send(Cycle now, const MemRequest& request) override;
   bool accepts_bursts() const override { return bursts_.has_value(); }
   void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
+  /// The engines' steps cost no event each: those armed one after another are one
+  /// (docs/performance.md §16).
+  bool runs_steps() const override { return true; }
+  void defer_step(Cycle when, MemClient& client) override { steps_.defer(when, client); }
   /// There is no cache: every byte that arrives (the last-level cache's place in the stats
   /// contract) is served by memory, so the llc and dram totals are equal.
   std::optional<MemoryTraffic> traffic() const override { return MemoryTraffic{bytes_, bytes_}; }
@@ -40,6 +45,7 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   RingQueue<std::uint32_t> batches_;
   Cycle last_batch_ = kNever;  ///< the cycle of the batch scheduled last
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
+  StepBatch steps_;
 
   Counter& reads_;
   Counter& writes_;

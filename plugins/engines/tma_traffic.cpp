@@ -123,6 +123,7 @@ void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
   memory_ = &memory;
   client_ = &client;
   bursts_ = memory.accepts_bursts();
+  port_steps_ = memory.runs_steps();
 }
 
 void TmaTraffic::issue(Cycle now, const TmaOp& op) {
@@ -378,8 +379,11 @@ void TmaTraffic::arm(Cycle now) {
   if (step_pending_) return;
   const Cycle at = next_step(now);
   if (at == kNever) return;
-  events_.schedule(at, *this, 0, Priority::kEngine);
   step_pending_ = true;
+  // A port that runs steps runs it in the place of its event: the steps that the engines of all
+  // SMs arm one after another cost one event (docs/performance.md §16).
+  if (port_steps_) return memory_->defer_step(at, *this);
+  events_.schedule(at, *this, 0, Priority::kEngine);
 }
 
 void TmaTraffic::finish(Cycle end) { busy_.finish(end); }

@@ -44,6 +44,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   std::uint64_t issued_bytes() const override { return bytes_.value(); }
   std::uint64_t line_requests() const override { return line_count_.value(); }
   void on_response(Cycle now, const MemRequest& request) override;
+  /// The step a response deferred to a port that runs steps.
+  void on_step(Cycle now) override { on_event(now, 0); }
   void finish(Cycle end) override;
 
  private:
@@ -110,6 +112,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   std::uint32_t budget_used_ = 0;
   bool step_pending_ = false;
   bool bursts_ = false;  ///< the port takes bursts: lines are booked ahead
+  bool port_steps_ = false;  ///< the port runs the steps responses make due (defer_step)
   // The generating op's request, every field but the address: a line sent reads it rather than
   // the op's slot.
   MemRequest line_request_{};

@@ -9,8 +9,9 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <ostream>
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <queue>
 #include <set>
 #include <stdexcept>
@@ -26,6 +27,7 @@
 #include "simfa/memory.h"
 #include "simfa/params.h"
 #include "simfa/stats.h"
+#include "simfa/step_batch.h"
 // Relative: benches/memory_bench.cpp has only tests/plugins on its include path.
 #include "../support/manual_event_queue.h"
 #include "../support/test_stats.h"
@@ -134,6 +136,11 @@ class RecordingMemory final : public MemoryPort, private EventTarget {
     max_in_flight = std::max(max_in_flight, ++in_flight_);
     events_.schedule(now + latency_, *this, sent.size() - 1, Priority::kMemory);
   }
+  /// From now on the port runs its clients' steps (MemoryPort::defer_step) through a StepBatch;
+  /// before the clients connect, which is when they ask.
+  void run_steps() { steps_.emplace(events_); }
+  bool runs_steps() const override { return steps_.has_value(); }
+  void defer_step(Cycle when, MemClient& client) override { steps_->defer(when, client); }
 
   std::vector<Sent> sent;
   std::uint32_t max_in_flight = 0;
@@ -148,6 +155,7 @@ class RecordingMemory final : public MemoryPort, private EventTarget {
   EventQueue& events_;
   Cycle latency_;
   std::uint32_t in_flight_ = 0;
+  std::optional<StepBatch> steps_;
 };
 
 /// A RecordingMemory behind a BurstWheel: it takes bursts (MemoryPort::send_burst), whose lines

@@ -468,6 +468,54 @@ TEST(TmaTraffic, BurstsLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
   }
 }
 
+// A port that runs the engines' steps (MemoryPort::defer_step, docs/performance.md §16) runs each
+// where its event would fire: three engines sharing one port send the same lines at the same
+// cycles in the same order, and complete the same ops at the same cycles in the same order, as
+// with an event per step, in fewer events. Steps follow responses (max_outstanding binds), the
+// next cycle's budget and an op's setup; a store is reported when sent.
+TEST(TmaTraffic, StepsRunByThePortLeaveAndCompleteAsTheirEvents) {
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  struct Run {
+    Bench bench;
+    RecordingMemory memory{bench.events, 20};
+    RecordingTmaClient client;  // shared: the completions of all three in their order
+    std::vector<std::unique_ptr<TmaTraffic>> tmas;
+  };
+  auto run = [&](Run& r, bool steps) {
+    if (steps) r.memory.run_steps();
+    for (int sm = 0; sm < 3; ++sm) {
+      r.tmas.push_back(r.bench.make<TmaTraffic>(
+          {{"max_outstanding", std::int64_t{4 + sm}}, {"store_completion", std::string("sent")}},
+          sm, "sm" + std::to_string(sm)));
+      r.tmas.back()->connect(r.memory, r.client);
+    }
+    for (int sm = 0; sm < 3; ++sm) {
+      TmaTraffic* tma = r.tmas[static_cast<std::size_t>(sm)].get();
+      const auto token = static_cast<std::uint64_t>(sm) * 10;
+      r.bench.events.call(static_cast<Cycle>(sm), Priority::kIssue, [=](Cycle now) {
+        tma->issue(now, load(m, 0, 64 * sm, token + 1));
+        tma->issue(now, tensor_op(Opcode::kTmaStore, m, 64, 64 * sm, token + 2));
+      });
+      r.bench.events.call(300, Priority::kIssue,
+                          [=](Cycle now) { tma->issue(now, bulk(kBase, 1024, token + 3)); });
+    }
+    r.bench.events.run();
+  };
+  Run events, steps;
+  run(events, false);
+  run(steps, true);
+  ASSERT_EQ(steps.memory.sent.size(), events.memory.sent.size());
+  for (std::size_t i = 0; i < events.memory.sent.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(steps.memory.sent[i].at, events.memory.sent[i].at);
+    EXPECT_EQ(steps.memory.sent[i].request.sm, events.memory.sent[i].request.sm);
+    EXPECT_EQ(steps.memory.sent[i].request.addr, events.memory.sent[i].request.addr);
+  }
+  EXPECT_EQ(steps.client.done, events.client.done);
+  EXPECT_EQ(steps.client.done.size(), 9u);
+  EXPECT_LT(steps.bench.events.fired(), events.bench.events.fired());
+}
+
 // The point of bursts: one box of 64 lines, with the slots to send them all, is one burst, and
 // the engine fires no step event of its own (the port's wheel fires one event a cycle).
 TEST(TmaTraffic, ABoxIsOneBurstWithoutEngineSteps) {

@@ -17,8 +17,10 @@
 #include "simfa/slot_pool.h"
 #include "simfa/spelling.h"
 #include "simfa/stats.h"
+#include "simfa/step_batch.h"
 #include "simfa/tensor_map.h"
 #include "simfa/tensor_map_limits.h"
+#include "support/manual_event_queue.h"
 
 namespace simfa {
 namespace {
@@ -251,6 +253,55 @@ TEST(RingQueue, IsFirstInFirstOutAcrossGrowth) {
     q.pop();
   }
   EXPECT_EQ(next_out, next_in);
+}
+
+// Steps a port runs for its clients (StepBatch) run where the events they stand for would fire:
+// deferrals one after another share an event, anything scheduled between them or another cycle
+// starts a new one, and with a queue that does not count, each has its own.
+TEST(StepBatch, RunsEachStepInThePlaceOfItsEvent) {
+  struct Log final : MemClient {
+    void on_response(Cycle, const MemRequest&) override {}
+    void on_step(Cycle now) override { log->push_back(name + "@" + std::to_string(now)); }
+    std::string name;
+    std::vector<std::string>* log = nullptr;
+  };
+  for (const bool deferred : {true, false}) {
+    for (const bool counted : {true, false}) {
+      SCOPED_TRACE(std::string(deferred ? "deferred" : "events") + (counted ? ", counted" : ""));
+      test::ManualEventQueue events;
+      events.count_scheduled(counted);
+      StepBatch batch(events);
+      std::vector<std::string> log;
+      std::array<Log, 6> c;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        c[i].name = std::string(1, static_cast<char>('A' + i));
+        c[i].log = &log;
+      }
+      // A step as the engine would arm it: deferred to the batch, or its own event.
+      auto step = [&](Cycle when, Log& client) {
+        if (deferred) return batch.defer(when, client);
+        events.call(when, Priority::kEngine, [&client](Cycle now) { client.on_step(now); });
+      };
+      events.call(5, Priority::kMemory, [&](Cycle) {
+        step(5, c[0]);
+        step(5, c[1]);
+        events.call(5, Priority::kEngine, [&](Cycle now) {
+          log.push_back("X@" + std::to_string(now));
+          step(7, c[3]);
+        });
+        step(5, c[4]);
+        step(6, c[2]);
+      });
+      // Scheduled before everything above, so it fires first in its cycle and priority; nothing
+      // is scheduled between C's step and F's, so F's event would follow C's.
+      events.call(5, Priority::kEngine, [&](Cycle) { step(6, c[5]); });
+      events.run();
+      EXPECT_EQ(log, (std::vector<std::string>{"A@5", "B@5", "X@5", "E@5", "C@6", "F@6", "D@7"}));
+      // Besides the three calls: A and B share an event, so do C and F; E has its own (X's event
+      // was scheduled between B and E), and D.
+      EXPECT_EQ(events.fired(), deferred && counted ? 3u + 4u : 3u + 6u);
+    }
+  }
 }
 
 TEST(WarpGroup, IsFourWarpsOf32Threads) {

@@ -33,6 +33,9 @@ class ManualEventQueue final : public EventQueue {
   }
 
   bool cancel(EventId id) override { return pending_.erase(id.seq) > 0; }
+  std::uint64_t scheduled() const override { return counts_ ? next_seq_ : kUncounted; }
+  /// false: scheduled() answers kUncounted, as a queue that does not count its events.
+  void count_scheduled(bool on) { counts_ = on; }
 
   bool empty() const { return pending_.empty(); }
 
@@ -103,6 +106,7 @@ class ManualEventQueue final : public EventQueue {
   std::set<std::uint64_t> pending_;
   std::vector<std::unique_ptr<Call>> calls_;
   std::uint64_t next_seq_ = 0;
+  bool counts_ = true;
   std::uint64_t fired_ = 0;
   Cycle now_ = 0;
   Priority priority_ = Priority::kMemory;

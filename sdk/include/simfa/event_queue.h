@@ -43,6 +43,13 @@ class SIMFA_API EventQueue {
                            Priority priority = Priority::kMemory) = 0;
   /// Cancel a pending event. Returns false when it already fired or was cancelled.
   virtual bool cancel(EventId id) = 0;
+
+  /// A scheduled() answer from a queue that does not count its events.
+  static constexpr std::uint64_t kUncounted = ~std::uint64_t{0};
+  /// How many events have been scheduled so far (the next insertion sequence number), or
+  /// kUncounted. Two calls that answer the same number saw nothing scheduled between them: what
+  /// StepBatch needs to run many targets' steps as one event in their events' order.
+  virtual std::uint64_t scheduled() const { return kUncounted; }
 };
 
 }  // namespace simfa

@@ -43,6 +43,9 @@ struct MemRequest {
 class SIMFA_API MemClient {
  public:
   virtual void on_response(Cycle now, const MemRequest& request) = 0;
+  /// A step the client asked its port to run (MemoryPort::defer_step), at the cycle and in the
+  /// place of the event it stands for. The default ignores it.
+  virtual void on_step(Cycle /*now*/) {}
   /// A hint, not an event: `request`'s response comes soon (a memory system that knows the order
   /// of its next responses calls it a few responses ahead). A client may start fetching the host
   /// memory its on_response will read; it must change no state a result depends on. The default
@@ -75,6 +78,15 @@ class SIMFA_API MemoryPort : public Component {
     std::uint32_t per_cycle = 1;
   };
   virtual void send_burst(Cycle /*now*/, const Burst& /*burst*/) {}
+
+  /// Whether the port runs its clients' steps (defer_step).
+  virtual bool runs_steps() const { return false; }
+  /// Runs `client.on_step(when)` where an event the client scheduled now for (when,
+  /// Priority::kEngine) would fire: the same cycle and the same place in the order of all
+  /// events, so that nothing a result depends on changes. `when` >= the queue's now(). The
+  /// steps that many clients defer one after another cost the port one event, not one each
+  /// (simfa/step_batch.h, docs/performance.md §16). Only called when runs_steps().
+  virtual void defer_step(Cycle /*when*/, MemClient& /*client*/) {}
 
   /// The hits and misses of the last-level cache this port is or holds, so far; none where it
   /// has no cache. The timeline's "L2 hit rate" track reads it while a run goes, so it changes

@@ -53,7 +53,7 @@ namespace simfa {
 ///     line requests its TMA sent, which simulation_bench read by counter names.
 /// 22: InstructionSpec::copy: the Gantt chart takes a lane's producer role from the table, not
 ///     from the engine kind "tma".
-inline constexpr std::uint32_t kSdkAbiVersion = 22;
+inline constexpr std::uint32_t kSdkAbiVersion = 23;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
