@@ -52,7 +52,12 @@ class StepBatch final : private EventTarget {
   /// place (nothing scheduled since) joins the end.
   void on_event(Cycle now, std::uint64_t payload) override {
     const auto id = static_cast<std::uint32_t>(payload);
-    for (std::size_t i = 0; i < segments_[id].size(); ++i) segments_[id][i]->on_step(now);
+    for (std::size_t i = 0; i < segments_[id].size(); ++i) {
+      // The next client's object, as the event queue fetches the next event's target: the
+      // clients (engines of many SMs) take turns, so each finds its state cold.
+      if (i + 1 < segments_[id].size()) __builtin_prefetch(segments_[id][i + 1]);
+      segments_[id][i]->on_step(now);
+    }
     segments_[id].clear();
     free_.push_back(id);
     if (open_ == id) open_ = kNone;
