@@ -237,6 +237,25 @@ TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
   }
 }
 
+// The same through memory.ideal, which runs the TMA engines' line-by-line steps, those armed
+// one after another as one event (simfa/step_batch.h, docs/performance.md §16).
+TEST(Cli, ReferenceSteppingEqualsEventSteppingThroughMemoryIdeal) {
+  auto traces = example_traces();
+  ASSERT_FALSE(traces.empty());
+  for (const auto& trace : traces) {
+    fs::path a = temp_file("ideal_event.json"), b = temp_file("ideal_reference.json");
+    const std::string run = "run " + source("configs/h800.toml") + " -q --workload " +
+                            trace.string() + " --set memory.plugin=memory.ideal";
+    Outcome e = simfa(run + " --stats " + a.string());
+    Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
+    ASSERT_EQ(e.exit_code, 0) << trace << "\n" << e.out;
+    ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.out;
+    EXPECT_EQ(json::serialize(without_sim(read_json(a))),
+              json::serialize(without_sim(read_json(b))))
+        << trace;
+  }
+}
+
 // The same with the memory system taking the TMA engines' lines as bursts (memory.bursts,
 // docs/performance.md §10), through the hierarchy of configs/h200.toml and through memory.ideal.
 TEST(Cli, ReferenceSteppingEqualsEventSteppingWithBursts) {
