@@ -219,40 +219,25 @@ TEST(Cli, EventTimeIsTheSpanPlusTheLaunchOverhead) {
 }
 
 // DESIGN §2: the event-driven loop must equal the per-cycle reference loop, cycle for cycle and
-// statistic for statistic, on every example (later workloads join by adding files).
+// statistic for statistic, on every example (later workloads join by adding files): through the
+// hierarchy, and through memory.ideal, which runs the TMA engines' line-by-line steps, those
+// armed one after another as one event (simfa/step_batch.h, docs/performance.md §16).
 TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
   auto traces = example_traces();
   ASSERT_FALSE(traces.empty());
-  for (const auto& trace : traces) {
-    fs::path a = temp_file("event.json"), b = temp_file("reference.json");
-    Outcome e = simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string() +
-                      " --stats " + a.string());
-    Outcome r = simfa("run " + source("configs/h800.toml") + " -q --workload " + trace.string() +
-                      " --stats " + b.string() + " --stepping reference");
-    ASSERT_EQ(e.exit_code, 0) << trace << "\n" << e.out;
-    ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.out;
-    EXPECT_EQ(json::serialize(without_sim(read_json(a))),
-              json::serialize(without_sim(read_json(b))))
-        << trace;
-  }
-}
-
-// The same through memory.ideal, which runs the TMA engines' line-by-line steps, those armed
-// one after another as one event (simfa/step_batch.h, docs/performance.md §16).
-TEST(Cli, ReferenceSteppingEqualsEventSteppingThroughMemoryIdeal) {
-  auto traces = example_traces();
-  ASSERT_FALSE(traces.empty());
-  for (const auto& trace : traces) {
-    fs::path a = temp_file("ideal_event.json"), b = temp_file("ideal_reference.json");
-    const std::string run = "run " + source("configs/h800.toml") + " -q --workload " +
-                            trace.string() + " --set memory.plugin=memory.ideal";
-    Outcome e = simfa(run + " --stats " + a.string());
-    Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
-    ASSERT_EQ(e.exit_code, 0) << trace << "\n" << e.out;
-    ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.out;
-    EXPECT_EQ(json::serialize(without_sim(read_json(a))),
-              json::serialize(without_sim(read_json(b))))
-        << trace;
+  for (const char* memory : {"", " --set memory.plugin=memory.ideal"}) {
+    for (const auto& trace : traces) {
+      fs::path a = temp_file("event.json"), b = temp_file("reference.json");
+      const std::string run =
+          "run " + source("configs/h800.toml") + " -q --workload " + trace.string() + memory;
+      Outcome e = simfa(run + " --stats " + a.string());
+      Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
+      ASSERT_EQ(e.exit_code, 0) << trace << memory << "\n" << e.out;
+      ASSERT_EQ(r.exit_code, 0) << trace << memory << "\n" << r.out;
+      EXPECT_EQ(json::serialize(without_sim(read_json(a))),
+                json::serialize(without_sim(read_json(b))))
+          << trace << memory;
+    }
   }
 }
 
