@@ -66,6 +66,20 @@ std::vector<fs::path> example_traces() {
   return traces;
 }
 
+// Runs `run` (a `simfa run` command line without --stats) with event stepping and with the
+// per-cycle reference stepping and expects the same stats but the simulator's own (DESIGN §2);
+// `what` names the case in a failure, `files` the stats files (tests run in parallel).
+void expect_steppings_alike(const std::string& run, const std::string& what,
+                            const std::string& files) {
+  fs::path a = temp_file(files + "_event.json"), b = temp_file(files + "_reference.json");
+  Outcome e = simfa(run + " --stats " + a.string());
+  Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
+  ASSERT_EQ(e.exit_code, 0) << what << "\n" << e.out;
+  ASSERT_EQ(r.exit_code, 0) << what << "\n" << r.out;
+  EXPECT_EQ(json::serialize(without_sim(read_json(a))), json::serialize(without_sim(read_json(b))))
+      << what;
+}
+
 TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
@@ -225,20 +239,11 @@ TEST(Cli, EventTimeIsTheSpanPlusTheLaunchOverhead) {
 TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
   auto traces = example_traces();
   ASSERT_FALSE(traces.empty());
-  for (const char* memory : {"", " --set memory.plugin=memory.ideal"}) {
-    for (const auto& trace : traces) {
-      fs::path a = temp_file("event.json"), b = temp_file("reference.json");
-      const std::string run =
-          "run " + source("configs/h800.toml") + " -q --workload " + trace.string() + memory;
-      Outcome e = simfa(run + " --stats " + a.string());
-      Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
-      ASSERT_EQ(e.exit_code, 0) << trace << memory << "\n" << e.out;
-      ASSERT_EQ(r.exit_code, 0) << trace << memory << "\n" << r.out;
-      EXPECT_EQ(json::serialize(without_sim(read_json(a))),
-                json::serialize(without_sim(read_json(b))))
-          << trace << memory;
-    }
-  }
+  for (const char* memory : {"", " --set memory.plugin=memory.ideal"})
+    for (const auto& trace : traces)
+      expect_steppings_alike(
+          "run " + source("configs/h800.toml") + " -q --workload " + trace.string() + memory,
+          trace.string() + memory, "examples");
 }
 
 // The same with the memory system taking the TMA engines' lines as bursts (memory.bursts,
@@ -246,37 +251,20 @@ TEST(Cli, ReferenceSteppingEqualsEventSteppingOnEveryExample) {
 TEST(Cli, ReferenceSteppingEqualsEventSteppingWithBursts) {
   auto traces = example_traces();
   ASSERT_FALSE(traces.empty());
-  for (const char* memory : {"", " --set memory.plugin=memory.ideal"}) {
-    for (const auto& trace : traces) {
-      fs::path a = temp_file("burst_event.json"), b = temp_file("burst_reference.json");
-      const std::string run = "run " + source("configs/h200.toml") + " -q --workload " +
-                              trace.string() + " --set memory.bursts=true" + memory;
-      Outcome e = simfa(run + " --stats " + a.string());
-      Outcome r = simfa(run + " --stats " + b.string() + " --stepping reference");
-      ASSERT_EQ(e.exit_code, 0) << trace << memory << "\n" << e.out;
-      ASSERT_EQ(r.exit_code, 0) << trace << memory << "\n" << r.out;
-      EXPECT_EQ(json::serialize(without_sim(read_json(a))),
-                json::serialize(without_sim(read_json(b))))
-          << trace << memory;
-    }
-  }
+  for (const char* memory : {"", " --set memory.plugin=memory.ideal"})
+    for (const auto& trace : traces)
+      expect_steppings_alike("run " + source("configs/h200.toml") + " -q --workload " +
+                                 trace.string() + " --set memory.bursts=true" + memory,
+                             trace.string() + memory, "bursts");
 }
 
 // The issue arbiter records the phase events of the next 4096 cycles and schedules later ones
 // unrecorded (kernel/issue_arbiter.h); a workload asking for both must still step exactly.
 TEST(Cli, ReferenceSteppingEqualsEventSteppingBeyondTheArbiterWindow) {
   const std::string trace = source("tests/e2e/data/phases_beyond_arbiter_window.trace");
-  for (const char* manifest : {"configs/h800.toml", "configs/h200.toml"}) {
-    fs::path a = temp_file("window_event.json"), b = temp_file("window_reference.json");
-    Outcome e = simfa("run " + source(manifest) + " -q --workload " + trace + " --stats " +
-                      a.string());
-    Outcome r = simfa("run " + source(manifest) + " -q --workload " + trace + " --stats " +
-                      b.string() + " --stepping reference");
-    ASSERT_EQ(e.exit_code, 0) << manifest << "\n" << e.out;
-    ASSERT_EQ(r.exit_code, 0) << manifest << "\n" << r.out;
-    EXPECT_EQ(json::serialize(without_sim(read_json(a))), json::serialize(without_sim(read_json(b))))
-        << manifest;
-  }
+  for (const char* manifest : {"configs/h800.toml", "configs/h200.toml"})
+    expect_steppings_alike("run " + source(manifest) + " -q --workload " + trace, manifest,
+                           "window");
 }
 
 TEST(Cli, RunsAreDeterministic) {
