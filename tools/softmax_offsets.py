@@ -16,6 +16,7 @@ import argparse
 import csv
 import gzip
 import statistics
+import sys
 from collections import defaultdict
 
 
@@ -41,13 +42,22 @@ def settle(steps, first, last):
                 drift=statistics.median(lags[-quarter:]) - statistics.median(lags[:quarter]))
 
 
-def resting_points(launches, first=32, last=200):
+def settle_all(launches, first=32, last=200):
+    """{launch: settle(...)} in launch order; a launch without settled steps is named."""
+    settled = {}
+    for key, steps in sorted(launches.items()):
+        try:
+            settled[key] = settle(steps, first, last)
+        except ValueError as e:
+            raise ValueError(f"launch (block_m, block_n, delay, rep) = {key}: {e}") from None
+    return settled
+
+
+def resting_points(settled):
     """{(block_m, block_n): {phase rounded to 0.05: [steps of the launches that rest there]}}"""
     points = defaultdict(lambda: defaultdict(list))
-    for (bm, bn, _, _), steps in sorted(launches.items()):
-        s = settle(steps, first, last)
-        phase = round(s["phase"] * 20) / 20 % 1
-        points[bm, bn][phase].append(s["step"])
+    for (bm, bn, _, _), s in settled.items():
+        points[bm, bn][round(s["phase"] * 20) / 20 % 1].append(s["step"])
     return points
 
 
@@ -57,17 +67,21 @@ def main():
     ap.add_argument("--first", type=int, default=32, help="first settled step (default 32)")
     ap.add_argument("--last", type=int, default=200, help="last settled step (default 200)")
     a = ap.parse_args()
-    launches = load(a.csv)
+    try:
+        settled = settle_all(load(a.csv), a.first, a.last)
+    except KeyError as e:
+        sys.exit(f"{a.csv}: no column {e} (tools/device/softmax_phase.py --delays writes them)")
+    except (OSError, ValueError) as e:
+        sys.exit(f"{a.csv}: {e}")
     print("| tile | delay | rep | step | lag | phase | drift |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for (bm, bn, delay, rep), steps in sorted(launches.items()):
-        s = settle(steps, a.first, a.last)
+    for (bm, bn, delay, rep), s in settled.items():
         print(f"| {bm}x{bn} | {delay} | {rep} | {s['step']:.0f} | {s['lag']:.0f} | "
               f"{s['phase']:.2f} | {s['drift']:.0f} |")
     print()
     print("| tile | phase | launches | step |")
     print("| --- | ---: | ---: | --- |")
-    for (bm, bn), phases in sorted(resting_points(launches, a.first, a.last).items()):
+    for (bm, bn), phases in sorted(resting_points(settled).items()):
         for phase, steps in sorted(phases.items()):
             print(f"| {bm}x{bn} | {phase:.2f} | {len(steps)} | {min(steps):.0f}-{max(steps):.0f} |")
 

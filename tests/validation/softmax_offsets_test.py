@@ -61,7 +61,8 @@ class SoftmaxOffsetsTest(unittest.TestCase):
         self.assertEqual(softmax_offsets.settle(launches[128, 64, 160, 1], 32, 200)["drift"], 0)
 
     def test_resting_points_group_launches_by_phase_with_one_as_zero(self):
-        points = softmax_offsets.resting_points(softmax_offsets.load(write(self, self.rows, gz=True)))
+        points = softmax_offsets.resting_points(
+            softmax_offsets.settle_all(softmax_offsets.load(write(self, self.rows, gz=True))))
         self.assertEqual(dict(points[128, 64]), {0.1: [860], 0.5: [716, 716]})
         self.assertEqual(sorted(points[128, 128]), [0.0, 0.8])
 

@@ -16,7 +16,7 @@ warps 0, 1, ...: with 8 warps, rows 0-63 are WarpGroup 0's and 64-127 WarpGroup 
 
 With `--delays`, instead (session 40): does an offset between the two WarpGroups last? The 8-warp
 tiles' twin with WarpGroup 1's threads held DELAY cycles (their own %clock64) before the loop, so
-that it starts the softmax that much behind WarpGroup 0: `softmax_phase_delay.csv`, one row a
+that it starts the softmax that much behind WarpGroup 0: `softmax_free_delay.csv`, one row a
 tile, delay, repetition, step and warp (the step's stamp as above). The model's WarpGroups drift
 apart from an in-phase start and then keep their offset (docs/calibration.md §37); on the silicon
 an offset that decays, stays or grows tells which pull the model lacks. Never changes clocks or
@@ -214,7 +214,7 @@ def delays(outdir, held):
                    for i in (0, 1, 2, 4, 8, 16, 64, ITERS - 1)}
             print(f"{bm}x{bn} w{nw} delay {delay}: {statistics.median(steps):.1f} cycles a step; "
                   f"WarpGroup 1 behind by (step: cycles) {lag}", flush=True)
-    with open(os.path.join(outdir, "softmax_phase_delay.csv"), "w", newline="") as fh:
+    with open(os.path.join(outdir, "softmax_free_delay.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["block_m", "block_n", "warps", "delay", "rep", "step", "warp", "stamp"])
         w.writerows(stamps)
