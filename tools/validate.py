@@ -991,7 +991,18 @@ def build_gemm_width(ctx, fast):
     (N = 128 x CTAs); the slowest CTA's SM cycles (%clock64) against the static TTGIR route's
     kernel.cycles on the manifest with the H100's DRAM (docs/calibration.md §24): what a wave's
     width costs inside its CTAs."""
-    rows = read_csv(H200.parent / "h100" / "cta_width.csv",
+    return gemm_width_points(ctx, fast, H200.parent / "h100" / "cta_width.csv", GEMM_WIDTH_SETS)
+
+
+def build_gemm_width_h200(ctx, fast):
+    """validation/h200/cta_width.csv: the same launches on the H200 (session 41), against the
+    manifest as it is."""
+    return gemm_width_points(ctx, fast, H200 / "cta_width.csv", ())
+
+
+def gemm_width_points(ctx, fast, path, sets):
+    """cta_width.csv's launches (run_width.sh) against the static TTGIR route, `sets` applied."""
+    rows = read_csv(path,
                     required=("M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "pid",
                               "cycles"))
     groups = {}  # one launch's rows (pid 0 opens a launch); a shape timed twice keeps its first
@@ -1012,7 +1023,7 @@ def build_gemm_width(ctx, fast):
         if cfg.tiles != grid:
             raise ValidationError(f"{ctas[0].where}: {grid} CTA rows for a grid of {cfg.tiles} tiles")
         sim = static_sim(ctx, cfg, ctas[0], GEMM_WIDTH_MHZ, fallback=False)
-        sim = Sim(sim.workload, sim.clock_mhz, sim.cost, sets=GEMM_WIDTH_SETS)
+        sim = Sim(sim.workload, sim.clock_mhz, sim.cost, sets=sets)
         slowest = max(ctas, key=lambda r: r.num("cycles"))
         label = f"{bm}x{bn}, own {own}, {grid} CTA{'s' if grid > 1 else ''}"
         points.append(Point("cta_cycles", label, slowest.where, GEMM_WIDTH_MHZ, slowest.num("cycles"), (sim,),
@@ -1401,6 +1412,10 @@ SUITES = {s.name: s for s in [
           "(validation/h100/cta_width.csv; the manifest with the H100's DRAM)", ["../h100/cta_width.csv"],
           {"cta_cycles": Metric("cycles", "the slowest CTA's SM cycles (%clock64)", "static TTGIR route")},
           build_gemm_width),
+    Suite("gemm_width_h200", "gemm_width's launches on the H200 (validation/h200/cta_width.csv, "
+          "session 41's card, 1980 MHz)", ["cta_width.csv"],
+          {"cta_cycles": Metric("cycles", "the slowest CTA's SM cycles (%clock64)", "static TTGIR route")},
+          build_gemm_width_h200),
     Suite("tma_chase", "TMA_BULK + MB_WAIT latency chase of validation/h200/tma_chase.csv "
           "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
@@ -1441,7 +1456,7 @@ SUITES = {s.name: s for s in [
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth),
 ]}
-ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
+ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "gemm_width_h200", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
                                "compute_micro", "lrc_merge"]}
 
 
