@@ -168,24 +168,12 @@ void LrcCoalescer::prefetch_response(const MemRequest& response) {
   ++hints_;
 }
 
-std::uint32_t LrcCoalescer::allocate(const MemRequest& request) {
-  Entry entry;
-  entry.addr = request.addr;
-  entry.token = request.token;
-  entry.client = request.client;
-  entry.bytes = request.bytes;
-  entry.sm = request.sm;
-  entry.write = request.write ? 1 : 0;
-  return entries_.add(entry);
-}
-
 std::uint32_t LrcCoalescer::group_of(std::uint32_t sm) const {
   const auto period = static_cast<std::uint32_t>(group_period_.size());
   return sm / period * groups_per_period_ + group_period_[sm % period];
 }
 
-LineChains& LrcCoalescer::window_table(std::uint32_t sm) {
-  if (sm < sm_group_.size()) return windows_[sm_group_[sm]];
+LineChains& LrcCoalescer::added_window_table(std::uint32_t sm) {
   const std::uint32_t group = group_of(sm);
   // An SM beyond gpu.sm_count adds its group.
   if (group >= windows_.size()) windows_.resize(group + 1, LineChains(8, kBucketsPerWindow));

@@ -60,11 +60,29 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   void on_response(Cycle now, const MemRequest& response) override;
   /// Fetches the entry and the merge window's bucket the response will read.
   void prefetch_response(const MemRequest& response) override;
-  std::uint32_t allocate(const MemRequest& request);
+  // In the header, both: called for every request and every response, and GCC inlined neither
+  // out of the .cpp (allocate for the pool's growth path, window_table for its resize), which
+  // cost a call and the Entry's copy through the stack each time (docs/performance.md §17).
+  std::uint32_t allocate(const MemRequest& request) {
+    Entry entry;
+    entry.addr = request.addr;
+    entry.token = request.token;
+    entry.client = request.client;
+    entry.bytes = request.bytes;
+    entry.sm = request.sm;
+    entry.write = request.write ? 1 : 0;
+    return entries_.add(entry);
+  }
   void release(std::uint32_t e) { entries_.release(e); }
   void forward(Cycle now, const MemRequest& request, std::uint32_t e);
   std::uint32_t group_of(std::uint32_t sm) const;
-  LineChains& window_table(std::uint32_t sm);
+  LineChains& window_table(std::uint32_t sm) {
+    if (sm < sm_group_.size()) [[likely]]
+      return windows_[sm_group_[sm]];
+    return added_window_table(sm);
+  }
+  /// The table of an SM beyond gpu.sm_count, its group added if new.
+  LineChains& added_window_table(std::uint32_t sm);
   std::uint64_t line_of(Addr addr) const {
     return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
   }
