@@ -107,6 +107,7 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
     context.params.fail("slices", "slices (" + std::to_string(slices()) +
                                       ") must be even: l2.remote_copy splits them into two "
                                       "partitions of slices / 2");
+  predicted_.resize(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1)));
   slice_insertions_.reserve(slices());
   for (std::uint32_t i = 0; i < slices(); ++i)
     slice_insertions_.push_back(
@@ -114,49 +115,54 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
 }
 
 void RemoteCopyL2::send(Cycle now, const MemRequest& request) {
+  const std::uint64_t line = line_of(request.addr);
+  if (request.sm >= predicted_.size()) predicted_.resize(std::size_t{request.sm} + 1);
+  Placement& ahead = predicted_[request.sm];
+  Placement here = ahead.line == line ? ahead : place(line);
   const std::uint64_t next = count_arrival(request);
   const std::uint32_t near = partition_of_sm(request.sm);
   // The sets the requester's next request will most likely look up: its home set and the set
   // in the other partition, where a read from there looks for a shadow copy first and a write
   // (most likely after a write) drops one.
-  const std::uint32_t next_home = slice_of(next, slices());
-  prefetch_set(next_home, next);
-  if (const std::uint32_t next_partition = next_home / half_;
+  ahead = place(next);
+  prefetch_block(ahead.base + ahead.home);
+  if (const std::uint32_t next_partition = ahead.home / half_;
       next_partition != near || request.write)
-    prefetch_set(shadow_slice(1 - next_partition, next), next);
-  const std::uint64_t line = line_of(request.addr);
-  const std::uint32_t home = slice_of(line, slices());
+    prefetch_block(ahead.base + (1 - next_partition) * half_ + shadow_offset(ahead));
+  const std::uint32_t home = here.home;
   const std::uint32_t home_partition = home / half_;
   // A write makes any shadow copy stale; the only place one can be is the other partition.
-  if (request.write) invalidate_shadow(shadow_slice(1 - home_partition, line), line);
+  if (request.write)
+    invalidate_shadow(here.base + (1 - home_partition) * half_ + shadow_offset(here), line);
   if (near == home_partition) {
-    enqueue(now, home, request, Route{});
+    enqueue(now, home, here.base + home, request, Route{});
     return;
   }
   far_requests_.add();
-  const std::uint32_t copy = shadow_slice(near, line);
-  if (!request.write && holds(copy, line)) {
-    enqueue(now, copy, request, Route{0, true, true});
+  const std::uint32_t copy = near * half_ + shadow_offset(here);
+  if (!request.write && holds_in_block(here.base + copy, line)) {
+    enqueue(now, copy, here.base + copy, request, Route{0, true, true});
     return;
   }
   if (!request.write) fabric_read_bytes_.add(request.bytes);
-  enqueue(now, home, request, far_route());
+  enqueue(now, home, here.base + home, request, far_route());
 }
 
 void RemoteCopyL2::on_served(Cycle now, std::uint32_t /*slice*/, std::uint64_t line,
-                             const MemRequest& request, Route route) {
+                             std::size_t base, const MemRequest& request, Route route) {
   if (route.shadow) {
     shadow_hits_.add();
     return;
   }
   if (!route.far || request.write) return;
   const std::uint32_t copy = shadow_slice(partition_of_sm(request.sm), line);
-  if (holds(copy, line)) return;  // another waiter of the same fill inserted it
+  const std::size_t b = base + copy;
+  if (holds_in_block(b, line)) return;  // another waiter of the same fill inserted it
   const double occupancy =
-      static_cast<double>(shadow_ways(copy, line)) / static_cast<double>(assoc());
+      static_cast<double>(shadow_ways_in_block(b)) / static_cast<double>(assoc());
   if (occupancy >= occupancy_threshold_) return;
   if (uniform() >= max_insert_probability_ * (1.0 - occupancy / occupancy_threshold_)) return;
-  insert_shadow(now, copy, line);
+  insert_shadow(now, b, line);
   shadow_insertions_.add();
   slice_insertions_[copy]->add();
 }

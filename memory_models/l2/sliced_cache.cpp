@@ -255,15 +255,15 @@ std::uint64_t SlicedCache::count_arrival(const MemRequest& request) {
   return predictor_.next(request.sm, line_of(request.addr));
 }
 
-void SlicedCache::prefetch_set(std::uint32_t slice, std::uint64_t line) const {
-  __builtin_prefetch(block(block_of(slice, line)));
+void SlicedCache::prefetch_block(std::size_t b) const {
+  __builtin_prefetch(block(b));
 }
 
-void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {
+void SlicedCache::enqueue(Cycle now, std::uint32_t slice, std::size_t b, const MemRequest& request,
+                          Route route) {
   Slice& s = slice_state_[slice];
   const std::uint64_t line = line_of(request.addr);
-  const Queued q{line, allocate_pending(request, now, route),
-                 static_cast<std::uint32_t>(block_of(slice, line))};
+  const Queued q{line, allocate_pending(request, now, route), static_cast<std::uint32_t>(b)};
   // A scheduled drain, an MSHR release or the drain on the stack gets to it; otherwise the
   // slice is idle and takes it now.
   if (s.wake_pending || s.blocked || s.draining || !s.queue.empty()) {
@@ -292,12 +292,12 @@ void SlicedCache::enqueue(Cycle now, std::uint32_t slice, const MemRequest& requ
   if (!s.queue.empty()) drain(slice, now);  // requests the hooks queued here meanwhile
 }
 
-void SlicedCache::insert_shadow(Cycle now, std::uint32_t slice, std::uint64_t line) {
-  install(now, slice, line, true);
+void SlicedCache::insert_shadow(Cycle now, std::size_t b, std::uint64_t line) {
+  install_in_block(now, b, line, true);
 }
 
-void SlicedCache::invalidate_shadow(std::uint32_t slice, std::uint64_t line) {
-  std::uint64_t* set = block(block_of(slice, line));
+void SlicedCache::invalidate_shadow(std::size_t b, std::uint64_t line) {
+  std::uint64_t* set = block(b);
   const std::uint32_t w = find_in(set, line);
   if (w == kNone) return;
   const std::uint64_t bit = std::uint64_t{1} << w;
@@ -358,7 +358,7 @@ void SlicedCache::on_response(Cycle now, const MemRequest& response) {
     if (waiter.next != kNone) prefetch_object(&pending_[waiter.next]);
     const MemRequest request = waiter.request();
     if (request.write) mark_dirty(way, sector_mask(request));
-    on_served(now, slice, line, request, waiter.route());
+    on_served(now, slice, line, way.block - slice, request, waiter.route());
     respond(p, now + hit_latency_ + waiter.extra_latency);
     p = waiter.next;
   }
@@ -421,7 +421,7 @@ bool SlicedCache::access(std::uint32_t slice, Queued q, Cycle now) {
     if (request.write) mark_dirty(way, sector_mask(request));
     hits_.add();
     s.stats.hits->add();
-    on_served(now, slice, line, request, route);
+    on_served(now, slice, line, q.block - slice, request, route);
     respond(p, now + hit_latency_ + route.extra_latency);
     return true;
   }
@@ -437,10 +437,10 @@ bool SlicedCache::access(std::uint32_t slice, Queued q, Cycle now) {
     return true;
   }
   if (request.write && sector_mask(request) == full_mask_) {  // nothing to fetch
-    mark_dirty(install(now, slice, line, false), full_mask_);
+    mark_dirty(install_in_block(now, q.block, line, false), full_mask_);
     misses_.add();
     s.stats.misses->add();
-    on_served(now, slice, line, request, route);
+    on_served(now, slice, line, q.block - slice, request, route);
     respond(p, now + hit_latency_ + route.extra_latency);
     return true;
   }
@@ -537,9 +537,8 @@ SlicedCache::Way SlicedCache::find(std::uint32_t slice, std::uint64_t line) cons
   return Way{b, find_in(block(b), line)};
 }
 
-SlicedCache::Way SlicedCache::install(Cycle now, std::uint32_t slice, std::uint64_t line,
-                                      bool shadow) {
-  const std::size_t b = block_of(slice, line);
+SlicedCache::Way SlicedCache::install_in_block(Cycle now, std::size_t b, std::uint64_t line,
+                                               bool shadow) {
   std::uint64_t* set = block(b);
   // The first empty way, else the policy's victim.
   const std::uint64_t empty = ways_keyed(set, 0);

@@ -97,29 +97,62 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   /// Starts fetching the keys of the set of `slice` that `line` maps to. Defined out of line:
   /// in this header GCC 12 found it "looping pure" (a prefetch is no side effect to it) and
   /// deleted its calls from RemoteCopyL2::send (-fdump-tree-local-pure-const1; objdump).
-  void prefetch_set(std::uint32_t slice, std::uint64_t line) const;
+  void prefetch_set(std::uint32_t slice, std::uint64_t line) const {
+    prefetch_block(set_base(line) + slice);
+  }
   /// Queues `request` at `slice`; it is served once the slice gets to it.
-  void enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route);
+  void enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {
+    enqueue(now, slice, set_base(line_of(request.addr)) + slice, request, route);
+  }
+
+  // The same with the set given: the blocks (sets of slices) are numbered set-major, so the set
+  // `line` maps to in slice s is block set_base(line) + s. A request looks its line up in up to
+  // three slices (home, shadow copy, a write's invalidation) and each computed the set again, two
+  // multiply-high divisions and a fold; a subclass computes the base once (docs/performance.md
+  // §17).
+  std::size_t set_base(std::uint64_t line) const {
+    return static_cast<std::size_t>(set_of(line)) * slice_count_;
+  }
+  /// Defined out of line, as prefetch_set says why.
+  void prefetch_block(std::size_t b) const;
+  /// Queues `request`, whose line's set in `slice` is block `b`, at `slice`.
+  void enqueue(Cycle now, std::uint32_t slice, std::size_t b, const MemRequest& request,
+               Route route);
+  /// Whether block `b` holds `line`, as a regular or a shadow line.
+  bool holds_in_block(std::size_t b, std::uint64_t line) const {
+    return find_in(block(b), line) != kNone;
+  }
+  /// Shadow lines in block `b`.
+  std::uint32_t shadow_ways_in_block(std::size_t b) const {
+    return static_cast<std::uint32_t>(std::popcount(shadow_mask(block(b))));
+  }
 
   /// A read or write was served by `slice`, which now holds `line` (a hit, or the fill it
-  /// waited for). Called before its response is scheduled; it may change other slices' lines
-  /// (insert_shadow), never `slice`'s.
+  /// waited for); `base` is set_base(line). Called before its response is scheduled; it may
+  /// change other slices' lines (insert_shadow), never `slice`'s.
   virtual void on_served(Cycle /*now*/, std::uint32_t /*slice*/, std::uint64_t /*line*/,
-                         const MemRequest& /*request*/, Route /*route*/) {}
+                         std::size_t /*base*/, const MemRequest& /*request*/, Route /*route*/) {}
   /// A Route::shadow request found no shadow copy at its slice (evicted while it waited); the
   /// subclass sends it on. The request counts as neither hit nor miss at this slice.
   virtual void on_shadow_miss(Cycle /*now*/, const MemRequest& /*request*/) {}
 
-  /// Puts a clean shadow copy of `line` into `slice`, evicting as a fill does.
-  void insert_shadow(Cycle now, std::uint32_t slice, std::uint64_t line);
-  /// Drops `slice`'s copy of `line`, if any (shadow copies only: they are never dirty).
-  void invalidate_shadow(std::uint32_t slice, std::uint64_t line);
+  /// Puts a clean shadow copy of `line` into block `b` (its set in the slice that takes it),
+  /// evicting as a fill does.
+  void insert_shadow(Cycle now, std::size_t b, std::uint64_t line);
+  /// Drops the copy of `line` in block `b`, if any (shadow copies only: they are never dirty).
+  void invalidate_shadow(std::size_t b, std::uint64_t line);
 
   std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const {
     return slice_map_->slice_of(line, slices);
   }
   std::uint64_t line_of(Addr addr) const {
     return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_bytes_;
+  }
+  /// The set `line` maps to within its slice.
+  std::uint32_t set_of(std::uint64_t line) const {
+    std::uint64_t q = slice_divisor_.divide(line);
+    if (set_fold_shift_ != 0) q = xor_fold(q, set_fold_shift_);
+    return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
   }
 
  private:
@@ -236,11 +269,6 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   void respond(std::uint32_t p, Cycle when);
   std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route);
 
-  std::uint32_t set_of(std::uint64_t line) const {
-    std::uint64_t q = slice_divisor_.divide(line);
-    if (set_fold_shift_ != 0) q = xor_fold(q, set_fold_shift_);
-    return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
-  }
   // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines
   // (one set index, every slice) reads one contiguous stretch of the tag array.
   std::size_t block_of(std::uint32_t slice, std::uint64_t line) const {
@@ -297,7 +325,11 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Way find(std::uint32_t slice, std::uint64_t line) const;
   /// Installs `line` in `slice` over its set's first empty way, else the replacement policy's
   /// victim (writing that way back when dirty).
-  Way install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow);
+  Way install(Cycle now, std::uint32_t slice, std::uint64_t line, bool shadow) {
+    return install_in_block(now, block_of(slice, line), line, shadow);
+  }
+  /// The same, with the line's set in the slice given (block `b`).
+  Way install_in_block(Cycle now, std::size_t b, std::uint64_t line, bool shadow);
   void touch(Way w) { replacement_->on_hit(replacement_state(block(w.block)), w.way); }
   /// Adds `sectors` to the dirty sectors of `w`.
   void mark_dirty(Way w, std::uint32_t sectors);

@@ -712,6 +712,47 @@ TEST(RemoteCopyL2, SeededInsertionsAreReproducible) {
   EXPECT_GT(a.second, 0u);
 }
 
+// A request takes its line's slices and set from those computed for its SM's predicted next line
+// when the prediction was right (RemoteCopyL2::send's placements). The same stream of reads and
+// writes (strided, so that the predictor is right for nearly all), sent once by SM 0 alone and
+// once by a new SM of the same partition for each request (none predicted, every placement
+// computed afresh), must be served alike: homes, far routes, shadow copies, invalidations.
+std::pair<std::vector<std::pair<Cycle, std::uint64_t>>, std::vector<std::uint64_t>> run_strided(
+    bool one_sm) {
+  auto rig =
+      remote(with(partitioned(2, 4, 1.0, 1.0), {{"sm_partition", std::string("alternate")}}));
+  std::uint64_t k = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (std::uint64_t line = 0; line < 24; line += 3, ++k) {
+      // SM 2k is near partition 0, as SM 0 (alternate).
+      const auto sm = static_cast<std::uint16_t>(one_sm ? 0 : 2 * k);
+      const Cycle at = 1000 * k;
+      rig.send_at(at, pass == 2 ? write_request(line * kLine, k, rig.client, sm)
+                                : read_request(line * kLine, k, rig.client, sm));
+    }
+  }
+  rig.bench.events.run();
+  std::vector<std::pair<Cycle, std::uint64_t>> trace;
+  for (const auto& r : rig.client.responses) trace.emplace_back(r.at, r.request.token);
+  std::vector<std::uint64_t> stats;
+  for (const char* name :
+       {"hits", "misses", "far_requests", "shadow_hits", "fabric_read_bytes", "shadow_insertions",
+        "slice[0].hits", "slice[1].hits", "slice[2].hits", "slice[3].hits"})
+    stats.push_back(rig.stat(name));
+  return {trace, stats};
+}
+
+TEST(RemoteCopyL2, PredictedLinesAreServedAsUnpredictedOnes) {
+  const auto predicted = run_strided(true);
+  const auto fresh = run_strided(false);
+  EXPECT_EQ(predicted, fresh);
+  // The stream crosses the partitions, leaves copies, hits them and drops them.
+  const std::vector<std::uint64_t>& stats = predicted.second;
+  EXPECT_GT(stats[2], 0u);  // far_requests
+  EXPECT_GT(stats[3], 0u);  // shadow_hits
+  EXPECT_GT(stats[5], 1u);  // shadow_insertions: the first pass and again after the writes
+}
+
 TEST(RemoteCopyL2, NoInsertionAtOrAboveTheOccupancyThreshold) {
   // Threshold 0: the gate is closed from the start.
   const auto closed = run_shuffled(partitioned(4, 8, 1.0, 0.0), 1);
