@@ -250,11 +250,6 @@ std::uint32_t SlicedCache::shadow_ways(std::uint32_t slice, std::uint64_t line) 
   return static_cast<std::uint32_t>(std::popcount(shadow_mask(block(block_of(slice, line)))));
 }
 
-std::uint64_t SlicedCache::count_arrival(const MemRequest& request) {
-  (request.write ? llc_write_bytes_ : llc_read_bytes_).add(request.bytes);
-  return predictor_.next(request.sm, line_of(request.addr));
-}
-
 void SlicedCache::prefetch_block(std::size_t b) const {
   __builtin_prefetch(block(b));
 }
@@ -475,23 +470,9 @@ void SlicedCache::respond(std::uint32_t p, Cycle when) {
   events_.schedule(when, *this, kRespond | c, Priority::kMemory);
 }
 
-std::uint32_t SlicedCache::allocate_pending(const MemRequest& request, Cycle now, Route route) {
-  if (route.extra_latency > ~std::uint32_t{0})
-    throw Error("l2: a route's extra latency of " + std::to_string(route.extra_latency) +
-                " cycles is beyond the 2^32 - 1 the L2 keeps");
-  const Pending entry{request.addr,
-                      request.token,
-                      request.client,
-                      static_cast<std::uint32_t>(now),
-                      static_cast<std::uint32_t>(now >> 32),
-                      request.bytes,
-                      kNone,
-                      static_cast<std::uint32_t>(route.extra_latency),
-                      request.sm,
-                      request.write,
-                      static_cast<std::uint8_t>((route.far ? Pending::kFar : 0) |
-                                                (route.shadow ? Pending::kShadow : 0))};
-  return pending_.add(entry);
+void SlicedCache::throw_extra_latency(Cycle extra_latency) {
+  throw Error("l2: a route's extra latency of " + std::to_string(extra_latency) +
+              " cycles is beyond the 2^32 - 1 the L2 keeps");
 }
 
 std::uint64_t SlicedCache::ways_keyed(const std::uint64_t* set, std::uint32_t key) const {

@@ -93,7 +93,10 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   /// first. Returns the line the requester will most likely request next, whose sets the
   /// subclass prefetches (prefetch_set): the host memory of a set is rarely cached, and that
   /// request comes after many others.
-  std::uint64_t count_arrival(const MemRequest& request);
+  std::uint64_t count_arrival(const MemRequest& request) {
+    (request.write ? llc_write_bytes_ : llc_read_bytes_).add(request.bytes);
+    return predictor_.next(request.sm, line_of(request.addr));
+  }
   /// Starts fetching the keys of the set of `slice` that `line` maps to. Defined out of line:
   /// in this header GCC 12 found it "looping pure" (a prefetch is no side effect to it) and
   /// deleted its calls from RemoteCopyL2::send (-fdump-tree-local-pure-const1; objdump).
@@ -267,7 +270,25 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   /// Serves the queue head `q` at `slice`; false when it needs an MSHR and none is free.
   bool access(std::uint32_t slice, Queued q, Cycle now);
   void respond(std::uint32_t p, Cycle when);
-  std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route);
+  // In the header, as count_arrival: both run once a request and were calls of their own.
+  std::uint32_t allocate_pending(const MemRequest& request, Cycle now, Route route) {
+    if (route.extra_latency > ~std::uint32_t{0}) [[unlikely]]
+      throw_extra_latency(route.extra_latency);
+    const Pending entry{request.addr,
+                        request.token,
+                        request.client,
+                        static_cast<std::uint32_t>(now),
+                        static_cast<std::uint32_t>(now >> 32),
+                        request.bytes,
+                        kNone,
+                        static_cast<std::uint32_t>(route.extra_latency),
+                        request.sm,
+                        request.write,
+                        static_cast<std::uint8_t>((route.far ? Pending::kFar : 0) |
+                                                  (route.shadow ? Pending::kShadow : 0))};
+    return pending_.add(entry);
+  }
+  [[noreturn, gnu::cold]] static void throw_extra_latency(Cycle extra_latency);
 
   // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines
   // (one set index, every slice) reads one contiguous stretch of the tag array.
