@@ -85,9 +85,8 @@ void LrcCoalescer::send(Cycle now, const MemRequest& request) {
     windows.prefetch(after_next);
     if (const std::uint32_t head = windows.head(next); head != LineChains::kNone)
       prefetch_object(&entries_[head]);
-    const std::uint32_t open = windows.find(line, window_line(), window_link());
-    if (open == LineChains::kNone) {
-      windows.insert(line, e, window_line(), window_link());
+    const std::uint32_t open = windows.find_or_insert(line, e, window_line(), window_link());
+    if (open == LineChains::kNone) {  // e now owns the line's window
       entries_[e].window = true;
     } else if (Entry& first = entries_[open];
                first.addr <= request.addr &&

@@ -135,6 +135,23 @@ class LineChains {
     ++size_;
   }
 
+  /// find(line), and where it finds nothing, insert(line, i): one walk of the chain instead of
+  /// two. Returns the entry found, or kNone once `i` is indexed.
+  template <typename LineOf, typename Link>
+  std::uint32_t find_or_insert(std::uint64_t line, std::uint32_t i, LineOf line_of, Link link) {
+    std::uint32_t* at = &buckets_[home(line)];
+    for (; *at != kNone; at = &link(*at))
+      if (line_of(*at) == line) return *at;
+    if ((size_ + 1) << load_shift_ > buckets_.size()) [[unlikely]] {
+      insert(line, i, line_of, link);
+      return kNone;
+    }
+    *at = i;
+    link(i) = kNone;
+    ++size_;
+    return kNone;
+  }
+
   /// Drops entry `i`, indexed under `line`.
   template <typename Link>
   void erase(std::uint64_t line, std::uint32_t i, Link link) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "line_table.h"
 #include "lrc_coalescer.h"
 #include "memory_harness.h"
 #include "next_line.h"
@@ -285,6 +286,37 @@ TEST(NextLinePredictor, PredictsTheNextTwoLinesOfABoxsRows) {
   const NextLinePredictor::Lines after_first = two_lines.next_two(5, 117);  // and its first
   EXPECT_EQ(after_first.next, 124u);
   EXPECT_EQ(after_first.after_next, 125u);
+}
+
+// find_or_insert, the coalescer's one walk for a read (look for the line's window, open one if
+// none), against find then insert: the entry found, or the new one indexed at the end of its
+// chain, through the table's growth from 8 buckets; erase finds every entry after.
+TEST(LineChains, FindOrInsertIsFindThenInsert) {
+  std::vector<std::uint64_t> lines;
+  std::vector<std::uint32_t> links_a, links_b;
+  LineChains a, b;  // 8 buckets: grows at the 9th entry, and again at the 17th
+  const auto line_of = [&](std::uint32_t i) { return lines[i]; };
+  const auto link_a = [&](std::uint32_t i) -> std::uint32_t& { return links_a[i]; };
+  const auto link_b = [&](std::uint32_t i) -> std::uint32_t& { return links_b[i]; };
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    const std::uint64_t line = (i * 7) % 23;  // every line twice, the second time found
+    lines.push_back(line);
+    links_a.push_back(LineChains::kNone);
+    links_b.push_back(LineChains::kNone);
+    std::uint32_t expected = a.find(line, line_of, link_a);
+    if (expected == LineChains::kNone) a.insert(line, i, line_of, link_a);
+    EXPECT_EQ(b.find_or_insert(line, i, line_of, link_b), expected) << i;
+    EXPECT_EQ(b.size(), a.size()) << i;
+  }
+  EXPECT_EQ(b.size(), 23u);
+  for (std::uint64_t line = 0; line < 23; ++line) {
+    const std::uint32_t i = a.find(line, line_of, link_a);
+    ASSERT_NE(i, LineChains::kNone);
+    EXPECT_EQ(b.find(line, line_of, link_b), i);
+    b.erase(line, i, link_b);
+    EXPECT_EQ(b.find(line, line_of, link_b), LineChains::kNone);
+  }
+  EXPECT_EQ(b.size(), 0u);
 }
 
 TEST(Coalescers, Schema) {
