@@ -121,7 +121,7 @@ class LrcCoalescer final : public Coalescer, private MemClient {
   Counter& requests_;
   Counter& merged_;
   Counter& forwarded_;
-  NextLinePredictor predictor_;
+  NextLinePredictor<> predictor_;
 };
 
 }  // namespace simfa::memory_models

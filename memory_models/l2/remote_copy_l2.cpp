@@ -107,7 +107,6 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
     context.params.fail("slices", "slices (" + std::to_string(slices()) +
                                       ") must be even: l2.remote_copy splits them into two "
                                       "partitions of slices / 2");
-  predicted_.resize(static_cast<std::size_t>(std::max(context.gpu.sm_count, 1)));
   slice_insertions_.reserve(slices());
   for (std::uint32_t i = 0; i < slices(); ++i)
     slice_insertions_.push_back(
@@ -116,10 +115,10 @@ RemoteCopyL2::RemoteCopyL2(const BuildContext& context)
 
 void RemoteCopyL2::send(Cycle now, const MemRequest& request) {
   const std::uint64_t line = line_of(request.addr);
-  if (request.sm >= predicted_.size()) predicted_.resize(std::size_t{request.sm} + 1);
-  Placement& ahead = predicted_[request.sm];
-  Placement here = ahead.line == line ? ahead : place(line);
+  const Placement& predicted = predicted_placement(request.sm);
+  Placement here = predicted.line == line ? predicted : place(line);
   const std::uint64_t next = count_arrival(request);
+  Placement& ahead = predicted_placement(request.sm);
   const std::uint32_t near = partition_of_sm(request.sm);
   // The sets the requester's next request will most likely look up: its home set and the set
   // in the other partition, where a read from there looks for a shadow copy first and a write

@@ -45,24 +45,12 @@ class RemoteCopyL2 final : public SlicedCache {
   /// Uniform in [0, 1): splitmix64 (Steele, Lea, Flood, OOPSLA 2014), the top 53 bits.
   double uniform();
 
-  static constexpr std::uint32_t kUnknown = ~std::uint32_t{0};
-  // Where a line lies: its set's base (set_base), its home slice and its slice within a
-  // partition (the shadow copies' map; kUnknown until a request needs it). The slice map is a
-  // function of the line, so a placement computed for an SM's predicted next line serves that
-  // request when it comes (96-99% of them, docs/performance.md §15): each request computed its
-  // line's slices and set three to six times, the prediction's and its own.
-  struct Placement {
-    std::uint64_t line = ~std::uint64_t{0};  ///< no line (line_of never gives it)
-    std::size_t base = 0;
-    std::uint32_t home = 0;
-    std::uint32_t offset = kUnknown;
-  };
-  Placement place(std::uint64_t line) const {
-    return Placement{line, set_base(line), slice_of(line, slices()), kUnknown};
-  }
+  // A placement's other slice is the line's slice within a partition (the shadow copies' map).
+  // Each request computed its line's slices and set three to six times, the prediction's and its
+  // own; with the placements, mostly once.
   std::uint32_t shadow_offset(Placement& p) const {
-    if (p.offset == kUnknown) p.offset = slice_of(p.line, half_);
-    return p.offset;
+    if (p.other == kUnknown) p.other = static_cast<std::uint16_t>(slice_of(p.line, half_));
+    return p.other;
   }
 
   std::uint32_t half_;
@@ -77,7 +65,6 @@ class RemoteCopyL2 final : public SlicedCache {
   Counter& fabric_read_bytes_;
   Counter& shadow_insertions_;
   std::vector<Counter*> slice_insertions_;
-  std::vector<Placement> predicted_;  ///< per SM: the placement of its predicted next line
 };
 
 }  // namespace simfa::memory_models

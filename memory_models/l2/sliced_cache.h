@@ -89,6 +89,28 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     bool shadow = false;      ///< look for a shadow copy only; on_shadow_miss when there is none
   };
 
+  // Where a line lies: its set's base (set_base), its home slice and, for a subclass, another
+  // slice of its (kUnknown until computed). The slice map is a function of the line, so the
+  // placement computed for an SM's predicted next line, kept beside the predictor's history,
+  // serves that request when it comes (96-99% of them, docs/performance.md §15, §17).
+  // 16 bytes: a block is below 2^26 (see Queued), a slice below 4096 (the schema's range).
+  static constexpr std::uint16_t kUnknown = 0xffff;
+  struct Placement {
+    std::uint64_t line = ~std::uint64_t{0};  ///< no line (line_of never gives it)
+    std::uint32_t base = 0;
+    std::uint16_t home = 0;
+    std::uint16_t other = kUnknown;
+  };
+  static_assert(sizeof(Placement) == 16);
+  /// The placement of `line`, its other slice unknown.
+  Placement place(std::uint64_t line) const {
+    return Placement{line, static_cast<std::uint32_t>(set_base(line)),
+                     static_cast<std::uint16_t>(slice_of(line, slice_count_)), kUnknown};
+  }
+  /// The placement SM `sm` keeps for its predicted next line: read it before count_arrival, set
+  /// it after (the reference may move when an SM past gpu.sm_count arrives).
+  Placement& predicted_placement(std::uint32_t sm) { return predictor_.extra(sm); }
+
   /// Counts the request's bytes into llc_read_bytes / llc_write_bytes: call once per request,
   /// first. Returns the line the requester will most likely request next, whose sets the
   /// subclass prefetches (prefetch_set): the host memory of a set is rarely cached, and that
@@ -398,7 +420,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Counter& writebacks_;
   Counter& llc_read_bytes_;
   Counter& llc_write_bytes_;
-  NextLinePredictor predictor_;
+  NextLinePredictor<Placement> predictor_;
 };
 
 }  // namespace simfa::memory_models

@@ -14,9 +14,14 @@ class UnifiedL2 final : public SlicedCache {
   static void describe(Schema& schema) { SlicedCache::describe(schema); }
 
   void send(Cycle now, const MemRequest& request) override {
+    const std::uint64_t line = line_of(request.addr);
+    const Placement& predicted = predicted_placement(request.sm);
+    const Placement here = predicted.line == line ? predicted : place(line);
     const std::uint64_t next = count_arrival(request);
-    prefetch_set(slice_of(next, slices()), next);
-    enqueue(now, slice_of(line_of(request.addr), slices()), request, Route{});
+    Placement& ahead = predicted_placement(request.sm);
+    ahead = place(next);
+    prefetch_block(ahead.base + ahead.home);
+    enqueue(now, here.home, here.base + here.home, request, Route{});
   }
 };
 

@@ -273,17 +273,18 @@ TEST(PassThroughCoalescer, ForwardsEveryRequestUnchanged) {
 TEST(NextLinePredictor, PredictsTheNextTwoLinesOfABoxsRows) {
   NextLinePredictor one_line;
   for (std::uint64_t row = 0; row < 3; ++row) one_line.next_two(0, 100 + 8 * row);
-  const NextLinePredictor::Lines one = one_line.next_two(0, 124);
+  const NextLinePredictor<>::Lines one = one_line.next_two(0, 124);
   EXPECT_EQ(one.next, 132u);
   EXPECT_EQ(one.after_next, 140u);
 
   NextLinePredictor two_lines;
   for (const std::uint64_t line : {100u, 101u, 108u}) two_lines.next_two(5, line);
-  const NextLinePredictor::Lines after_second = two_lines.next_two(5, 109);  // a row's second line
+  const NextLinePredictor<>::Lines after_second =
+      two_lines.next_two(5, 109);  // a row's second line
   EXPECT_EQ(after_second.next, 116u);
   EXPECT_EQ(after_second.after_next, 117u);
   EXPECT_EQ(two_lines.next(5, 116), 117u);
-  const NextLinePredictor::Lines after_first = two_lines.next_two(5, 117);  // and its first
+  const NextLinePredictor<>::Lines after_first = two_lines.next_two(5, 117);  // and its first
   EXPECT_EQ(after_first.next, 124u);
   EXPECT_EQ(after_first.after_next, 125u);
 }

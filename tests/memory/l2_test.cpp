@@ -489,6 +489,41 @@ TEST(HostTable, ZeroedAlignedAndMovable) {
   EXPECT_EQ(HostTable(0).data(), nullptr);
 }
 
+// As RemoteCopyL2.PredictedLinesAreServedAsUnpredictedOnes (below) for l2.unified: a strided
+// stream of reads and writes over 4 slices from one SM (its placements predicted) and from a new
+// SM per request (none) is served alike.
+std::pair<std::vector<std::pair<Cycle, std::uint64_t>>, std::vector<std::uint64_t>>
+run_strided_unified(bool one_sm) {
+  Rig<UnifiedL2> rig({{"slices", std::int64_t{4}},
+                      {"assoc", std::int64_t{2}},
+                      {"size", std::int64_t{4 * 2 * 4} * kLine},
+                      {"hit_latency", std::int64_t{10}},
+                      {"requests_per_cycle", 1.0}});
+  std::uint64_t k = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (std::uint64_t line = 0; line < 120; line += 3, ++k) {
+      const auto sm = static_cast<std::uint16_t>(one_sm ? 0 : k);
+      rig.send_at(1000 * k, pass == 1 ? write_request(line * kLine, k, rig.client, sm)
+                                      : read_request(line * kLine, k, rig.client, sm));
+    }
+  }
+  rig.bench.events.run();
+  std::vector<std::pair<Cycle, std::uint64_t>> trace;
+  for (const auto& r : rig.client.responses) trace.emplace_back(r.at, r.request.token);
+  std::vector<std::uint64_t> stats;
+  for (const char* name : {"hits", "misses", "writebacks", "slice[0].hits", "slice[1].hits",
+                           "slice[2].hits", "slice[3].hits"})
+    stats.push_back(rig.stat(name));
+  return {trace, stats};
+}
+
+TEST(UnifiedL2, PredictedLinesAreServedAsUnpredictedOnes) {
+  const auto predicted = run_strided_unified(true);
+  EXPECT_EQ(predicted, run_strided_unified(false));
+  EXPECT_GT(predicted.second[0], 0u);  // hits
+  EXPECT_GT(predicted.second[2], 0u);  // writebacks: the written lines evicted by the last pass
+}
+
 TEST(UnifiedL2, SizeMustGiveAWholeNumberOfSets) {
   L2Bench<> bench;
   try {
