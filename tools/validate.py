@@ -979,7 +979,8 @@ def build_gemm_loop(ctx, fast):
 # gemm_width: validation/h100/cta_width.csv ran on the lent H100 at 1980 MHz (its nvidia-smi
 # samples, validation/h100/README.md); the H200's SM and L2 slices (50 MiB of L2 against 60, more
 # than the probe's 17 MB at most), the H100's HBM3 (five stacks, 3.35 TB/s: the H800_HBM3 preset). The fast subset is the own-A 128x128 series at
-# 1, 16 and 128 CTAs.
+# 1, 16 and 128 CTAs. gemm_width_h200: validation/h200/cta_width.csv ran on an H200 at 1980 MHz too
+# (validation/h200/session41/width_smi.csv), against the manifest as it is.
 GEMM_WIDTH_MHZ = 1980.0
 GEMM_WIDTH_SETS = ("memory.dram.preset=H800_HBM3",)
 GEMM_WIDTH_FAST = {(128, 128, 1, "A"), (128, 128, 16, "A"), (128, 128, 128, "A")}
