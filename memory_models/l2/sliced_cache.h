@@ -113,17 +113,11 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
   /// Counts the request's bytes into llc_read_bytes / llc_write_bytes: call once per request,
   /// first. Returns the line the requester will most likely request next, whose sets the
-  /// subclass prefetches (prefetch_set): the host memory of a set is rarely cached, and that
+  /// subclass prefetches (prefetch_block): the host memory of a set is rarely cached, and that
   /// request comes after many others.
   std::uint64_t count_arrival(const MemRequest& request) {
     (request.write ? llc_write_bytes_ : llc_read_bytes_).add(request.bytes);
     return predictor_.next(request.sm, line_of(request.addr));
-  }
-  /// Starts fetching the keys of the set of `slice` that `line` maps to. Defined out of line:
-  /// in this header GCC 12 found it "looping pure" (a prefetch is no side effect to it) and
-  /// deleted its calls from RemoteCopyL2::send (-fdump-tree-local-pure-const1; objdump).
-  void prefetch_set(std::uint32_t slice, std::uint64_t line) const {
-    prefetch_block(set_base(line) + slice);
   }
   /// Queues `request` at `slice`; it is served once the slice gets to it.
   void enqueue(Cycle now, std::uint32_t slice, const MemRequest& request, Route route) {
@@ -138,7 +132,9 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::size_t set_base(std::uint64_t line) const {
     return static_cast<std::size_t>(set_of(line)) * slice_count_;
   }
-  /// Defined out of line, as prefetch_set says why.
+  /// Starts fetching the keys of block `b`. Defined out of line: in this header GCC 12 found
+  /// it "looping pure" (a prefetch is no side effect to it) and deleted its calls from
+  /// RemoteCopyL2::send (-fdump-tree-local-pure-const1; objdump).
   void prefetch_block(std::size_t b) const;
   /// Queues `request`, whose line's set in `slice` is block `b`, at `slice`.
   void enqueue(Cycle now, std::uint32_t slice, std::size_t b, const MemRequest& request,
@@ -315,7 +311,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   // The set of `slice` that `line` maps to, numbered set-major: a stream of consecutive lines
   // (one set index, every slice) reads one contiguous stretch of the tag array.
   std::size_t block_of(std::uint32_t slice, std::uint64_t line) const {
-    return static_cast<std::size_t>(set_of(line)) * slice_count_ + slice;
+    return set_base(line) + slice;
   }
 
   // One set of one slice is a block of block_words_ 64-bit words on the host's 64-byte cache
