@@ -703,12 +703,20 @@ def analytical_llc_aligned(cfg):
     return cfg.m % cfg.bm == 0 and cfg.n % cfg.bn == 0 and cfg.k % cfg.bk == 0
 
 
+# Later ncu runs of gemm_ncu.csv's points on other lent H200s (validation/h200/README.md): past the
+# L2's cliff a launch's DRAM reads move from run to run, so every run counts
+GEMM_NCU_REPEATS = ("repeat/issue17_run1_gemm_ncu.csv", "repeat/issue17_run3_gemm_ncu.csv",
+                    "session41/ncu_longk_run1_gemm_ncu.csv", "session41/ncu_longk_run2_gemm_ncu.csv")
+
+
 def build_analytical_ncu(ctx, fast):
     """The analytical model (`simfa analyze`) against ncu's DRAM reads: every GEMM of gemm_ncu.csv
-    (and gemm_ncu_cliff.csv once committed) and every attention point of
+    (and gemm_ncu_cliff.csv once committed) and of the later runs that repeat some of them
+    (GEMM_NCU_REPEATS, each run a point of its own; not in the fast subset), and every attention point of
     attention/ncu_attention_raw.csv, cold L2 (`--cache-control all`)."""
     points, notes = [], []
-    gemm_files = [f for f in ("gemm_ncu.csv", "gemm_ncu_cliff.csv") if (H200 / f).is_file()]
+    gemm_files = [f for f in ("gemm_ncu.csv", "gemm_ncu_cliff.csv") + (() if fast else GEMM_NCU_REPEATS)
+                  if (H200 / f).is_file()]
     if not (H200 / "gemm_ncu_cliff.csv").is_file():
         notes.append("gemm_ncu_cliff.csv is not committed yet: the GEMMs are gemm_ncu.csv's")
     for name in gemm_files:
@@ -1372,7 +1380,8 @@ SUITES = {s.name: s for s in [
            "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
           build_gemm_ncu),
     Suite("analytical_ncu", "the analytical model (`simfa analyze`) against Nsight Compute's DRAM reads (and "
-          "the GEMMs' L2 read requests) of validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv) and "
+          "the GEMMs' L2 read requests) of validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv, and the "
+          "runs repeating them under repeat/ and session41/) and "
           "attention/ncu_attention_raw.csv",
           ["gemm_ncu.csv", "attention/ncu_attention_raw.csv", "attention/ncu_points.csv"],
           {"gemm_dram_read_bytes": Metric("B", "dram__bytes_read.sum of Triton TMA GEMMs",
