@@ -85,7 +85,7 @@ void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t requ
   // Only this bank's command changed: the choice made before stands unless this one beats it
   // (or it was this bank's, which may have got later).
   if (next_valid_ && next_.bank != b) {
-    const Candidate c = bank_candidate(b, bank);
+    const Candidate c = offered(b, offer_rank(b, bus_times()));
     if (c.at < next_refresh_ && (next_.bank == kNone || before(c, next_))) next_ = c;
     return;
   }
@@ -168,25 +168,19 @@ void Hbm3Channel::update_terms(std::uint32_t p) {
 }
 
 Hbm3Channel::Candidate Hbm3Channel::pick() const {
-  // A bank's command issues at max(its offer, its terms, its bus): the bank group's and
-  // pseudo-channel's ready times for the command's kind, and the command bus (column or row) and
-  // the last issue.
-  const MemCycle buses[2] = {std::max(col_bus_free_, last_issue_),
-                             std::max(row_bus_free_, last_issue_)};
-  // The banks with queued bursts, earliest first, then row hits, then the oldest burst. The
-  // order they are visited in does not matter: no two bursts share a seq.
-  MemCycle best_at = kNoMemCycle;
-  std::uint64_t best_key = 0;
+  const std::array<MemCycle, 2> buses = bus_times();
+  // The banks with queued bursts, earliest first, then row hits, then the oldest burst: the
+  // smallest rank. The order they are visited in does not matter: no two bursts share a seq.
+  Uint128 best_rank = kNoRank;
   std::uint32_t best_bank = kNone;
   for (std::uint32_t p = 0; p < pc_best_.size(); ++p) {
     PcBest& pc = pc_best_[p];
-    if (!pc.valid || (pc.bank != kNone && buses[pc.bus] > pc.at)) {
-      // The earliest offer, in locals and without branches on the comparison: which bank wins
+    if (!pc.valid || (pc.bank != kNone && buses[pc.bus] > rank_cycle(pc.rank))) {
+      // The smallest rank, in locals and without branches on the comparison: which bank wins
       // is data the host's branch predictor cannot learn (a fifth of a GEMM's mispredictions
       // were here, docs/performance.md §9).
-      MemCycle pc_at = kNoMemCycle;
-      std::uint64_t pc_key = 0;
-      std::uint32_t pc_bank = kNone, pc_bus = 0;
+      Uint128 pc_rank = kNoRank;
+      std::uint32_t pc_bank = kNone;
       const std::uint32_t first = p * banks_per_pc_, end = first + banks_per_pc_;
       for (std::uint32_t w = first / 64; w * 64 < end; ++w) {
         std::uint64_t bits = active_[w];
@@ -194,60 +188,38 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
         if (end - w * 64 < 64) bits &= (std::uint64_t{1} << (end - w * 64)) - 1;
         for (; bits != 0; bits &= bits - 1) {
           const auto b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
-          const Offer& o = offers_[b];
-          const std::uint32_t bus = (o.term >> 1) & 1;
-          const MemCycle at = std::max({o.at, terms_[o.term], buses[bus]});
-          // From the moment a refresh is due, nothing new starts until it is done.
-          const bool better = static_cast<bool>(
-              static_cast<unsigned>(at < next_refresh_) &
-              (static_cast<unsigned>(at < pc_at) |
-               (static_cast<unsigned>(at == pc_at) & static_cast<unsigned>(o.key < pc_key))));
-          pc_at = better ? at : pc_at;
-          pc_key = better ? o.key : pc_key;
+          const Uint128 r = offer_rank(b, buses);
+          const bool better = r < pc_rank;
+          pc_rank = better ? r : pc_rank;
           pc_bank = better ? b : pc_bank;
-          pc_bus = better ? bus : pc_bus;
         }
       }
-      pc = PcBest{.valid = true, .bank = pc_bank, .bus = pc_bus, .at = pc_at, .key = pc_key};
+      // From the moment a refresh is due, nothing new starts until it is done. Tested once on
+      // the earliest command: if it is too late, so are the others.
+      if (pc_bank != kNone && rank_cycle(pc_rank) >= next_refresh_) pc_bank = kNone;
+      pc = PcBest{.valid = true,
+                  .bank = pc_bank,
+                  .bus = pc_bank != kNone ? bus_of(offers_[pc_bank].term) : 0,
+                  .rank = pc_rank};
     }
-    const bool better = static_cast<bool>(
-        static_cast<unsigned>(pc.bank != kNone) &
-        (static_cast<unsigned>(pc.at < best_at) |
-         (static_cast<unsigned>(pc.at == best_at) & static_cast<unsigned>(pc.key < best_key))));
-    best_at = better ? pc.at : best_at;
-    best_key = better ? pc.key : best_key;
+    const bool better = (pc.bank != kNone) & (pc.rank < best_rank);
+    best_rank = better ? pc.rank : best_rank;
     best_bank = better ? pc.bank : best_bank;
   }
   // A bank command found comes before the refresh, which cannot start before it is due.
-  return best_bank != kNone ? bank_candidate(best_bank, banks_[best_bank]) : refresh_candidate();
+  return best_bank != kNone ? offered(best_bank, best_rank) : refresh_candidate();
 }
 
-inline Hbm3Channel::Candidate Hbm3Channel::bank_candidate(std::uint32_t index,
-                                                          const Bank& bank) const {
-  const BankGroup& bg = bank_groups_[bank.group];
-  const PseudoChannel& pc = pseudo_channels_[bank.pc];
-  Candidate c;
-  c.bank = index;
-  if (bank.hit != kNone && (bank.served < max_row_hits_ || bank.head_row == bank.row)) {
-    c.command = bank.hit_write ? DramCommand::kWrite : DramCommand::kRead;
-    c.burst = bank.hit;
-    c.seq = bank.hit_seq;
-    c.at = std::max({bank.hit_arrival, bank.col_ready, col_bus_free_,
-                     bank.hit_write ? std::max(bg.wr_ready, pc.wr_ready)
-                                    : std::max(bg.rd_ready, pc.rd_ready)});
-  } else if (bank.open) {
-    c.command = DramCommand::kPrecharge;
-    c.burst = bank.head;
-    c.seq = bank.head_seq;
-    c.at = std::max({bank.head_arrival, bank.pre_ready, row_bus_free_});
-  } else {
-    c.command = DramCommand::kActivate;
-    c.burst = bank.head;
-    c.seq = bank.head_seq;
-    c.at = std::max({bank.head_arrival, bank.act_ready, bg.act_ready, pc.act_ready,
-                     pc.last_acts[pc.faw_next] + t_.nFAW, row_bus_free_});
+Hbm3Channel::Candidate Hbm3Channel::offered(std::uint32_t b, Uint128 rank) const {
+  const Bank& bank = banks_[b];
+  const Offer& o = offers_[b];
+  Candidate c{.at = rank_cycle(rank), .bank = b, .seq = o.key & ~kRowCommandKey};
+  switch (static_cast<OfferKind>(o.term % 4)) {
+    case kOfferRead: c.command = DramCommand::kRead; c.burst = bank.hit; break;
+    case kOfferWrite: c.command = DramCommand::kWrite; c.burst = bank.hit; break;
+    case kOfferActivate: c.command = DramCommand::kActivate; c.burst = bank.head; break;
+    case kOfferPrecharge: c.command = DramCommand::kPrecharge; c.burst = bank.head; break;
   }
-  c.at = std::max(c.at, last_issue_);
   return c;
 }
 

@@ -25,6 +25,7 @@
 // would have done, since nothing else happened on it meanwhile.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "hbm3_address_map.h"
 #include "hbm3_config.h"
 #include "line_table.h"
+#include "simfa/int_math.h"
 #include "simfa/slot_pool.h"
 #include "simfa/stats.h"
 
@@ -193,13 +195,35 @@ class Hbm3Channel {
   // What a bank offers next without the terms its bank group, pseudo-channel and the channel's
   // buses add: kept up to date as the bank changes, so that choosing the next command reads one
   // small record per bank (pick()).
-  enum OfferKind : std::uint8_t { kOfferRead, kOfferWrite, kOfferActivate, kOfferPrecharge };
+  // Column kinds even, row kinds odd: a kind's low bit is its command bus.
+  enum OfferKind : std::uint8_t { kOfferRead, kOfferActivate, kOfferWrite, kOfferPrecharge };
   static constexpr std::uint64_t kRowCommandKey = std::uint64_t{1} << 63;
   struct Offer {
     MemCycle at = 0;        ///< the burst's arrival and the bank's own ready time
     std::uint64_t key = 0;  ///< orders equal times: the burst's seq, | kRowCommandKey for ACT/PRE
     std::uint32_t term = 0;  ///< index into pick()'s terms: bank group x 4 + OfferKind
   };
+  /// Which of pick()'s buses a term's command waits for: 0 the column bus, 1 the row bus.
+  static std::uint32_t bus_of(std::uint32_t term) { return term & 1; }
+  // A command's place in pick()'s order, (cycle, key), as one number with the cycle in the high
+  // half, so that comparing two is one comparison. The cycle is never negative: it is at least a
+  // bus's free time.
+  static Uint128 rank(MemCycle at, std::uint64_t key) {
+    return Uint128{static_cast<std::uint64_t>(at)} << 64 | key;
+  }
+  static MemCycle rank_cycle(Uint128 rank) { return static_cast<MemCycle>(rank >> 64); }
+  static constexpr Uint128 kNoRank = ~Uint128{0};
+  /// The earliest cycle of a command on each of pick()'s buses: {column, row}, no earlier than
+  /// the last issue.
+  std::array<MemCycle, 2> bus_times() const {
+    return {std::max(col_bus_free_, last_issue_), std::max(row_bus_free_, last_issue_)};
+  }
+  /// The rank of bank `b`'s command: it issues at max(its offer, its terms, its bus), the terms
+  /// being its bank group's and pseudo-channel's ready times for the command's kind.
+  Uint128 offer_rank(std::uint32_t b, const std::array<MemCycle, 2>& buses) const {
+    const Offer& o = offers_[b];
+    return rank(std::max({o.at, terms_[o.term], buses[bus_of(o.term)]}), o.key);
+  }
 
   struct Candidate {
     MemCycle at = kNoMemCycle;
@@ -212,7 +236,8 @@ class Hbm3Channel {
   /// The command to issue next; computed again only after the state changed.
   const Candidate& next();
   Candidate pick() const;
-  Candidate bank_candidate(std::uint32_t index, const Bank& bank) const;
+  /// The command bank `b` offers, at the cycle of `rank` (its offer_rank).
+  Candidate offered(std::uint32_t b, Uint128 rank) const;
   Candidate refresh_candidate() const;
   void issue(const Candidate& c);
   void activate(const Candidate& c);
@@ -286,8 +311,7 @@ class Hbm3Channel {
     bool valid = false;
     std::uint32_t bank = kNone;  ///< kNone: none that can issue before the refresh
     std::uint32_t bus = 0;       ///< which of pick()'s buses its time includes
-    MemCycle at = 0;
-    std::uint64_t key = 0;
+    Uint128 rank = kNoRank;      ///< its command's rank(at, key)
   };
   mutable std::vector<PcBest> pc_best_;
   // Per bank group and OfferKind: the bank group's and pseudo-channel's ready times (the command
