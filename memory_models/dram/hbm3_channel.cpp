@@ -27,6 +27,7 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       t_(timing),
       banks_per_group_(static_cast<std::uint32_t>(o.banks_per_group)),
       banks_per_pc_(static_cast<std::uint32_t>(o.bank_groups * o.banks_per_group)),
+      groups_per_pc_(static_cast<std::uint32_t>(o.bank_groups)),
       burst_bytes_(static_cast<std::uint32_t>(o.burst_bytes())),
       max_row_hits_(max_row_hits),
       listener_(listener),
@@ -45,15 +46,18 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
   active_.assign((banks_.size() + 63) / 64, 0);
   offers_.resize(banks_.size());
   pc_best_.resize(pseudo_channels_.size());
-  terms_.resize(bank_groups_.size() * 4);
-  for (std::uint32_t pc = 0; pc < pseudo_channels_.size(); ++pc) update_terms(pc);
+  // A PRE waits for nothing of its bank group's or pseudo-channel's: its term stays long ago.
+  terms_.assign(bank_groups_.size() * 4, kLongAgo);
+  for (std::uint32_t pc = 0; pc < pseudo_channels_.size(); ++pc) {
+    update_column_terms(pc);
+    update_activate_terms(pc);
+  }
 }
 
 void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t request,
                           MemCycle arrival, std::uint32_t count) {
   const std::uint32_t b =
-      (at.pseudo_channel * (banks_per_pc_ / banks_per_group_) + at.bank_group) * banks_per_group_ +
-      at.bank;
+      (at.pseudo_channel * groups_per_pc_ + at.bank_group) * banks_per_group_ + at.bank;
   Bank& bank = banks_[b];
   const std::uint32_t i =
       bursts_.add(Burst{.row = at.row, .seq = next_seq_, .arrival = arrival, .request = request,
@@ -152,19 +156,23 @@ const Hbm3Channel::Candidate& Hbm3Channel::next() {
   return next_;
 }
 
-void Hbm3Channel::update_terms(std::uint32_t p) {
+void Hbm3Channel::update_column_terms(std::uint32_t p) {
   pc_best_[p].valid = false;
-  const std::uint32_t groups_per_pc = banks_per_pc_ / banks_per_group_;
   const PseudoChannel& pc = pseudo_channels_[p];
-  for (std::uint32_t g = p * groups_per_pc; g < (p + 1) * groups_per_pc; ++g) {
+  for (std::uint32_t g = p * groups_per_pc_; g < (p + 1) * groups_per_pc_; ++g) {
     const BankGroup& bg = bank_groups_[g];
     MemCycle* t = &terms_[g * 4];
     t[kOfferRead] = std::max(bg.rd_ready, pc.rd_ready);
     t[kOfferWrite] = std::max(bg.wr_ready, pc.wr_ready);
-    t[kOfferActivate] =
-        std::max({bg.act_ready, pc.act_ready, pc.last_acts[pc.faw_next] + t_.nFAW});
-    t[kOfferPrecharge] = kLongAgo;
   }
+}
+
+void Hbm3Channel::update_activate_terms(std::uint32_t p) {
+  pc_best_[p].valid = false;
+  const PseudoChannel& pc = pseudo_channels_[p];
+  const MemCycle pc_ready = std::max(pc.act_ready, pc.last_acts[pc.faw_next] + t_.nFAW);
+  for (std::uint32_t g = p * groups_per_pc_; g < (p + 1) * groups_per_pc_; ++g)
+    terms_[g * 4 + kOfferActivate] = std::max(bank_groups_[g].act_ready, pc_ready);
 }
 
 Hbm3Channel::Candidate Hbm3Channel::pick() const {
@@ -273,7 +281,7 @@ void Hbm3Channel::activate(const Candidate& c) {
   pc.faw_next = (pc.faw_next + 1) % static_cast<std::uint32_t>(pc.last_acts.size());
   row_bus_free_ = c.at + kActivateCycles;
   update_offer(c.bank);
-  update_terms(bank.pc);
+  update_activate_terms(bank.pc);
   totals_.activates.add();
   record(c.at, DramCommand::kActivate, c.bank, bank.row);
 }
@@ -346,7 +354,7 @@ void Hbm3Channel::column(const Candidate& c) {
   }
   col_bus_free_ = at + 1;
   if (bank.head != kNone) update_offer(c.bank);
-  update_terms(bank.pc);
+  update_column_terms(bank.pc);
   switch (burst.outcome) {
     case Outcome::kHit: own_.row_hits.add(); totals_.row_hits.add(); break;
     case Outcome::kMiss: own_.row_misses.add(); totals_.row_misses.add(); break;
@@ -435,7 +443,7 @@ void Hbm3Channel::record(MemCycle at, DramCommand command, std::uint32_t bank,
       .command = command,
       .channel = index_,
       .pseudo_channel = whole_channel ? 0 : pseudo_channel_of(bank),
-      .bank_group = whole_channel ? 0 : bank_group_of(bank) % (banks_per_pc_ / banks_per_group_),
+      .bank_group = whole_channel ? 0 : bank_group_of(bank) % groups_per_pc_,
       .bank = whole_channel ? 0 : bank % banks_per_group_,
       .row = row});
 }

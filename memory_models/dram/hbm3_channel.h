@@ -252,8 +252,11 @@ class Hbm3Channel {
   void record(MemCycle at, DramCommand command, std::uint32_t bank, std::uint64_t row) const;
   /// Recomputes bank `b`'s offer after its state changed.
   void update_offer(std::uint32_t b);
-  /// Recomputes terms_ of the bank groups of pseudo-channel `pc` after its state changed.
-  void update_terms(std::uint32_t pc);
+  /// Recomputes the RD and WR terms of pseudo-channel `pc`'s bank groups after a column
+  /// command (the only one that changes their ready times).
+  void update_column_terms(std::uint32_t pc);
+  /// Recomputes the ACT terms of pseudo-channel `pc`'s bank groups after an ACT.
+  void update_activate_terms(std::uint32_t pc);
   /// Points bank's hit at burst `i` (kNone: none) and copies what pick() reads from it.
   void set_hit(Bank& bank, std::uint32_t i);
   /// Copies what pick() reads from the bank's head.
@@ -277,6 +280,7 @@ class Hbm3Channel {
   Hbm3Timing t_;
   std::uint32_t banks_per_group_;
   std::uint32_t banks_per_pc_;
+  std::uint32_t groups_per_pc_;
   std::uint32_t burst_bytes_;
   std::uint32_t max_row_hits_;
   DramBurstListener& listener_;
