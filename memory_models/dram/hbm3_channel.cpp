@@ -28,6 +28,7 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       banks_per_group_(static_cast<std::uint32_t>(o.banks_per_group)),
       banks_per_pc_(static_cast<std::uint32_t>(o.bank_groups * o.banks_per_group)),
       groups_per_pc_(static_cast<std::uint32_t>(o.bank_groups)),
+      words_per_pc_((banks_per_pc_ + 63) / 64),
       burst_bytes_(static_cast<std::uint32_t>(o.burst_bytes())),
       max_row_hits_(max_row_hits),
       listener_(listener),
@@ -43,7 +44,7 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
     banks_[b].group = bank_group_of(b);
     banks_[b].pc = pseudo_channel_of(b);
   }
-  active_.assign((banks_.size() + 63) / 64, 0);
+  active_.assign(pseudo_channels_.size() * words_per_pc_, 0);
   offers_.resize(banks_.size());
   pc_best_.resize(pseudo_channels_.size());
   // A PRE waits for nothing of its bank group's or pseudo-channel's: its term stays long ago.
@@ -78,7 +79,7 @@ void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t requ
   if (bank.tail == kNone) {
     bank.head = i;
     head_changed(bank);
-    active_[b / 64] |= std::uint64_t{1} << (b % 64);
+    active_word(b) |= active_bit(b);
   } else {
     bursts_[bank.tail].next = i;
   }
@@ -189,13 +190,10 @@ Hbm3Channel::Candidate Hbm3Channel::pick() const {
       // were here, docs/performance.md §9).
       Uint128 pc_rank = kNoRank;
       std::uint32_t pc_bank = kNone;
-      const std::uint32_t first = p * banks_per_pc_, end = first + banks_per_pc_;
-      for (std::uint32_t w = first / 64; w * 64 < end; ++w) {
-        std::uint64_t bits = active_[w];
-        if (w * 64 < first) bits &= ~std::uint64_t{0} << (first - w * 64);
-        if (end - w * 64 < 64) bits &= (std::uint64_t{1} << (end - w * 64)) - 1;
-        for (; bits != 0; bits &= bits - 1) {
-          const auto b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+      for (std::uint32_t w = 0; w < words_per_pc_; ++w) {
+        const std::uint32_t first = p * banks_per_pc_ + w * 64;
+        for (std::uint64_t bits = active_[p * words_per_pc_ + w]; bits != 0; bits &= bits - 1) {
+          const auto b = first + static_cast<std::uint32_t>(std::countr_zero(bits));
           const Uint128 r = offer_rank(b, buses);
           const bool better = r < pc_rank;
           pc_rank = better ? r : pc_rank;
@@ -323,7 +321,7 @@ void Hbm3Channel::column(const Candidate& c) {
     set_hit(bank, burst.next_row);
     if (burst.prev == kNone) {
       if (bank.head == kNone) {
-        active_[c.bank / 64] &= ~(std::uint64_t{1} << (c.bank % 64));
+        active_word(c.bank) &= ~active_bit(c.bank);
         pc_best_[bank.pc].valid = false;
       }
       else head_changed(bank);

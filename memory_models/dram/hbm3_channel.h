@@ -274,6 +274,14 @@ class Hbm3Channel {
   }
 
   std::uint32_t bank_group_of(std::uint32_t bank) const { return bank / banks_per_group_; }
+  /// The word of active_ that holds bank `b`'s bit, and the bit.
+  std::uint64_t& active_word(std::uint32_t b) {
+    const std::uint32_t pc = banks_[b].pc;
+    return active_[pc * words_per_pc_ + (b - pc * banks_per_pc_) / 64];
+  }
+  std::uint64_t active_bit(std::uint32_t b) const {
+    return std::uint64_t{1} << ((b - banks_[b].pc * banks_per_pc_) % 64);
+  }
   std::uint32_t pseudo_channel_of(std::uint32_t bank) const { return bank / banks_per_pc_; }
 
   std::uint32_t index_;
@@ -281,6 +289,7 @@ class Hbm3Channel {
   std::uint32_t banks_per_group_;
   std::uint32_t banks_per_pc_;
   std::uint32_t groups_per_pc_;
+  std::uint32_t words_per_pc_;  ///< of active_
   std::uint32_t burst_bytes_;
   std::uint32_t max_row_hits_;
   DramBurstListener& listener_;
@@ -305,7 +314,10 @@ class Hbm3Channel {
 
   SlotPool<Burst> bursts_;  ///< queued bursts, linked into per-bank lists
   LineChains rows_;         ///< row_key(bank, row) -> the newest queued run of that row
-  std::vector<std::uint64_t> active_;  ///< bit b set iff bank b has queued bursts
+  // Pseudo-channel p's words_per_pc_ words, from word p x words_per_pc_: bit i set iff bank
+  // p x banks_per_pc_ + i has queued bursts. Each pseudo-channel starts a word, so that pick()
+  // scans its bits unmasked.
+  std::vector<std::uint64_t> active_;
   std::vector<Offer> offers_;          ///< per bank with queued bursts
   // The best command of each pseudo-channel's banks, kept between picks: a command changes its
   // own pseudo-channel's banks and terms, and the other's only through the buses, which its
