@@ -129,6 +129,34 @@ TEST(MulDivUp, RoundsUpAProductPast64Bits) {
   EXPECT_EQ(mul_div_up(~std::uint64_t{0}, 3, 4), std::uint64_t{3} << 62);
 }
 
+TEST(XorFold, IsTheXorOfEveryShiftedCopy) {
+  // 1011 ^ 101 ^ 10 ^ 1 = 1101
+  static_assert(xor_fold(0b1011, 1) == 0b1101);
+  static_assert(xor_fold(0, 7) == 0);
+  // The definition, one copy a turn (the loop xor_fold replaced), for every shift, over values
+  // with bits up to 63: a fold by doubling that stopped a turn early or late differs from it.
+  const auto copies = [](std::uint64_t x, int shift) {
+    std::uint64_t folded = 0;
+    for (; x != 0; x >>= shift) folded ^= x;
+    return folded;
+  };
+  std::vector<std::uint64_t> values = {1, ~std::uint64_t{0}, std::uint64_t{1} << 63,
+                                       0x123456789abcdef0};
+  std::uint64_t z = 42;
+  for (int i = 0; i < 200; ++i) {
+    // splitmix64
+    z += 0x9e3779b97f4a7c15;
+    std::uint64_t v = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111eb;
+    values.push_back((v ^ (v >> 31)) >> (i % 64));  // every magnitude
+  }
+  for (int shift = 1; shift <= 63; ++shift) {
+    for (std::uint64_t v : values) {
+      ASSERT_EQ(xor_fold(v, shift), copies(v, shift)) << "shift " << shift << ", x " << v;
+    }
+  }
+}
+
 TEST(RoundUp, GoesToTheNextMultiple) {
   static_assert(round_up(0, 8) == 0);
   static_assert(round_up(1, 8) == 8);

@@ -23,10 +23,12 @@ constexpr T round_up(T a, std::type_identity_t<T> unit) {
 
 /// x ^ x >> shift ^ x >> 2 shift ^ ...: every bit of x reaches the low `shift` bits (the L2's
 /// `slice.fold` map and `set_index = "fold"`, docs/memory-hierarchy.md §2-3). shift >= 1.
+/// Folded by doubling: after the turn at distance d, x holds the XOR of the copies shifted by
+/// 0 to 2d - shift, so ceil(log2(64 / shift)) turns (four for shift 7) whatever x's magnitude,
+/// where a copy a turn takes one turn per `shift` bits of x (six for a line near 2^40).
 constexpr std::uint64_t xor_fold(std::uint64_t x, int shift) {
-  std::uint64_t folded = 0;
-  for (; x != 0; x >>= shift) folded ^= x;
-  return folded;
+  for (int d = shift; d < 64; d *= 2) x ^= x >> d;
+  return x;
 }
 
 /// FNV-1a over the bytes of `s`, from `basis` (the offset basis by default): a stable hash of a
