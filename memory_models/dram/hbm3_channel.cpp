@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+
+#include "simfa/error.h"
 
 namespace simfa::memory_models {
 
@@ -29,6 +32,9 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       banks_per_pc_(static_cast<std::uint32_t>(o.bank_groups * o.banks_per_group)),
       groups_per_pc_(static_cast<std::uint32_t>(o.bank_groups)),
       words_per_pc_((banks_per_pc_ + 63) / 64),
+      bank_bits_(std::bit_width(static_cast<std::uint64_t>(o.pseudo_channels) * banks_per_pc_ - 1)),
+      bank_mask_((std::uint64_t{1} << bank_bits_) - 1),
+      seq_limit_(kRowCommandKey >> bank_bits_),
       burst_bytes_(static_cast<std::uint32_t>(o.burst_bytes())),
       max_row_hits_(max_row_hits),
       listener_(listener),
@@ -60,6 +66,11 @@ void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t requ
   const std::uint32_t b =
       (at.pseudo_channel * groups_per_pc_ + at.bank_group) * banks_per_group_ + at.bank;
   Bank& bank = banks_[b];
+  // Seqs shifted past the bank bits (offer_key) must stay below 2^63: with 4096 banks a channel,
+  // 2^51 bursts, weeks of simulated time at a channel's bandwidth.
+  if (next_seq_ + count > seq_limit_)
+    throw Error("dram: channel " + std::to_string(index_) +
+                " has queued more bursts than its commands can order");
   const std::uint32_t i =
       bursts_.add(Burst{.row = at.row, .seq = next_seq_, .arrival = arrival, .request = request,
                         .prev = bank.tail, .left = count, .bank = b, .write = write});
@@ -90,7 +101,7 @@ void Hbm3Channel::enqueue(const DramLocation& at, bool write, std::uint32_t requ
   // Only this bank's command changed: the choice made before stands unless this one beats it
   // (or it was this bank's, which may have got later).
   if (next_valid_ && next_.bank != b) {
-    const Candidate c = offered(b, offer_rank(b, bus_times()));
+    const Candidate c = offered(offer_rank(b, bus_times()));
     if (c.at < next_refresh_ && (next_.bank == kNone || before(c, next_))) next_ = c;
     return;
   }
@@ -104,15 +115,15 @@ void Hbm3Channel::update_offer(std::uint32_t b) {
   pc_best_[bank.pc].valid = false;
   if (bank.hit != kNone && (bank.served < max_row_hits_ || bank.head_row == bank.row)) {
     o.at = std::max(bank.hit_arrival, bank.col_ready);
-    o.key = bank.hit_seq;
+    o.key = offer_key(bank.hit_seq, b);
     o.term = bank.group * 4 + (bank.hit_write ? kOfferWrite : kOfferRead);
   } else if (bank.open) {
     o.at = std::max(bank.head_arrival, bank.pre_ready);
-    o.key = kRowCommandKey | bank.head_seq;
+    o.key = kRowCommandKey | offer_key(bank.head_seq, b);
     o.term = bank.group * 4 + kOfferPrecharge;
   } else {
     o.at = std::max(bank.head_arrival, bank.act_ready);
-    o.key = kRowCommandKey | bank.head_seq;
+    o.key = kRowCommandKey | offer_key(bank.head_seq, b);
     o.term = bank.group * 4 + kOfferActivate;
   }
 }
@@ -179,47 +190,42 @@ void Hbm3Channel::update_activate_terms(std::uint32_t p) {
 Hbm3Channel::Candidate Hbm3Channel::pick() const {
   const std::array<MemCycle, 2> buses = bus_times();
   // The banks with queued bursts, earliest first, then row hits, then the oldest burst: the
-  // smallest rank. The order they are visited in does not matter: no two bursts share a seq.
+  // smallest rank, which names its bank. The order they are visited in does not matter: no two
+  // bursts share a seq.
   Uint128 best_rank = kNoRank;
-  std::uint32_t best_bank = kNone;
   for (std::uint32_t p = 0; p < pc_best_.size(); ++p) {
     PcBest& pc = pc_best_[p];
-    if (!pc.valid || (pc.bank != kNone && buses[pc.bus] > rank_cycle(pc.rank))) {
-      // The smallest rank, in locals and without branches on the comparison: which bank wins
+    if (!pc.valid || (pc.rank != kNoRank && buses[pc.bus] > rank_cycle(pc.rank))) {
+      // The smallest rank, in a local and without branches on the comparison: which bank wins
       // is data the host's branch predictor cannot learn (a fifth of a GEMM's mispredictions
       // were here, docs/performance.md §9).
       Uint128 pc_rank = kNoRank;
-      std::uint32_t pc_bank = kNone;
       for (std::uint32_t w = 0; w < words_per_pc_; ++w) {
         const std::uint32_t first = p * banks_per_pc_ + w * 64;
         for (std::uint64_t bits = active_[p * words_per_pc_ + w]; bits != 0; bits &= bits - 1) {
-          const auto b = first + static_cast<std::uint32_t>(std::countr_zero(bits));
-          const Uint128 r = offer_rank(b, buses);
-          const bool better = r < pc_rank;
-          pc_rank = better ? r : pc_rank;
-          pc_bank = better ? b : pc_bank;
+          const Uint128 r =
+              offer_rank(first + static_cast<std::uint32_t>(std::countr_zero(bits)), buses);
+          pc_rank = r < pc_rank ? r : pc_rank;
         }
       }
       // From the moment a refresh is due, nothing new starts until it is done. Tested once on
       // the earliest command: if it is too late, so are the others.
-      if (pc_bank != kNone && rank_cycle(pc_rank) >= next_refresh_) pc_bank = kNone;
+      if (pc_rank != kNoRank && rank_cycle(pc_rank) >= next_refresh_) pc_rank = kNoRank;
       pc = PcBest{.valid = true,
-                  .bank = pc_bank,
-                  .bus = pc_bank != kNone ? bus_of(offers_[pc_bank].term) : 0,
+                  .bus = pc_rank != kNoRank ? bus_of(offers_[bank_of(pc_rank)].term) : 0,
                   .rank = pc_rank};
     }
-    const bool better = (pc.bank != kNone) & (pc.rank < best_rank);
-    best_rank = better ? pc.rank : best_rank;
-    best_bank = better ? pc.bank : best_bank;
+    best_rank = pc.rank < best_rank ? pc.rank : best_rank;
   }
   // A bank command found comes before the refresh, which cannot start before it is due.
-  return best_bank != kNone ? offered(best_bank, best_rank) : refresh_candidate();
+  return best_rank != kNoRank ? offered(best_rank) : refresh_candidate();
 }
 
-Hbm3Channel::Candidate Hbm3Channel::offered(std::uint32_t b, Uint128 rank) const {
+Hbm3Channel::Candidate Hbm3Channel::offered(Uint128 rank) const {
+  const std::uint32_t b = bank_of(rank);
   const Bank& bank = banks_[b];
   const Offer& o = offers_[b];
-  Candidate c{.at = rank_cycle(rank), .bank = b, .seq = o.key & ~kRowCommandKey};
+  Candidate c{.at = rank_cycle(rank), .bank = b, .seq = (o.key & ~kRowCommandKey) >> bank_bits_};
   switch (static_cast<OfferKind>(o.term % 4)) {
     case kOfferRead: c.command = DramCommand::kRead; c.burst = bank.hit; break;
     case kOfferWrite: c.command = DramCommand::kWrite; c.burst = bank.hit; break;

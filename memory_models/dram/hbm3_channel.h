@@ -199,10 +199,20 @@ class Hbm3Channel {
   enum OfferKind : std::uint8_t { kOfferRead, kOfferActivate, kOfferWrite, kOfferPrecharge };
   static constexpr std::uint64_t kRowCommandKey = std::uint64_t{1} << 63;
   struct Offer {
-    MemCycle at = 0;        ///< the burst's arrival and the bank's own ready time
-    std::uint64_t key = 0;  ///< orders equal times: the burst's seq, | kRowCommandKey for ACT/PRE
+    MemCycle at = 0;  ///< the burst's arrival and the bank's own ready time
+    // Orders equal times: offer_key(the burst's seq, the bank), | kRowCommandKey for ACT/PRE.
+    std::uint64_t key = 0;
     std::uint32_t term = 0;  ///< index into pick()'s terms: bank group x 4 + OfferKind
   };
+  // An offer's key holds its bank in the low bank_bits_ bits, below the seq: a scan keeps the
+  // smallest rank alone and reads the bank from it. No two queued bursts share a seq, so the
+  // bank bits never decide an order.
+  std::uint64_t offer_key(std::uint64_t seq, std::uint32_t b) const {
+    return seq << bank_bits_ | b;
+  }
+  std::uint32_t bank_of(Uint128 rank) const {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(rank) & bank_mask_);
+  }
   /// Which of pick()'s buses a term's command waits for: 0 the column bus, 1 the row bus.
   static std::uint32_t bus_of(std::uint32_t term) { return term & 1; }
   // A command's place in pick()'s order, (cycle, key), as one number with the cycle in the high
@@ -236,8 +246,8 @@ class Hbm3Channel {
   /// The command to issue next; computed again only after the state changed.
   const Candidate& next();
   Candidate pick() const;
-  /// The command bank `b` offers, at the cycle of `rank` (its offer_rank).
-  Candidate offered(std::uint32_t b, Uint128 rank) const;
+  /// The command of the bank that `rank` (its offer_rank) names, at the rank's cycle.
+  Candidate offered(Uint128 rank) const;
   Candidate refresh_candidate() const;
   void issue(const Candidate& c);
   void activate(const Candidate& c);
@@ -290,6 +300,9 @@ class Hbm3Channel {
   std::uint32_t banks_per_pc_;
   std::uint32_t groups_per_pc_;
   std::uint32_t words_per_pc_;  ///< of active_
+  int bank_bits_;               ///< of an offer's key (offer_key)
+  std::uint64_t bank_mask_;
+  std::uint64_t seq_limit_;  ///< a seq shifted by bank_bits_ stays below kRowCommandKey
   std::uint32_t burst_bytes_;
   std::uint32_t max_row_hits_;
   DramBurstListener& listener_;
@@ -325,9 +338,9 @@ class Hbm3Channel {
   // have grown).
   struct PcBest {
     bool valid = false;
-    std::uint32_t bank = kNone;  ///< kNone: none that can issue before the refresh
-    std::uint32_t bus = 0;       ///< which of pick()'s buses its time includes
-    Uint128 rank = kNoRank;      ///< its command's rank(at, key)
+    std::uint32_t bus = 0;   ///< which of pick()'s buses its time includes
+    Uint128 rank = kNoRank;  ///< its command's rank(at, key); kNoRank: none that can issue
+                             ///< before the refresh
   };
   mutable std::vector<PcBest> pc_best_;
   // Per bank group and OfferKind: the bank group's and pseudo-channel's ready times (the command

@@ -462,6 +462,23 @@ TEST(Hbm3Scheduling, LaterRowHitBeforeEarlierConflict) {
   EXPECT_EQ(u.client.at(2), 168u);
 }
 
+TEST(Hbm3Scheduling, EqualTimesGoToTheOldestWhateverTheBank) {
+  // Four closed banks of pseudo-channel 0, one per bank group, asked in the order bank groups 3,
+  // 0, 2, 1 at one cycle: each ACT waits nRRDS for the one before, so at every step the three
+  // or fewer left are ready at one cycle and the oldest goes first. The scheduler's key carries
+  // the bank below the burst's age: were the bank above it, bank group 0 would go first.
+  UnitDram u;
+  const std::vector<std::uint32_t> groups = {3, 0, 2, 1};
+  for (std::uint64_t i = 0; i < groups.size(); ++i)
+    u.send_at(10, read_request(bank_address(0, groups[i], 0, 0), i + 1, u.client, 0, 32));
+  u.bench.events.run();
+  std::vector<std::uint32_t> activated;
+  for (const auto& c : u.log.commands)
+    if (c.command == DramCommand::kActivate) activated.push_back(c.bank_group);
+  EXPECT_EQ(activated, groups);
+  EXPECT_EQ(test::order(u.client), (std::vector<std::uint64_t>{1, 2, 3, 4}));
+}
+
 TEST(Hbm3Scheduling, HitCapStopsStarvation) {
   // max_row_hits 2: the row opened for request 1 serves it and one more hit, then the older
   // conflict (2) gets the bank; the rest of row 0's hits then conflict with row 1.
