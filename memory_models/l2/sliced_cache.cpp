@@ -155,8 +155,10 @@ SlicedCache::SlicedCache(const BuildContext& context)
   if (std::has_single_bit(line_bytes_)) line_shift_ = std::countr_zero(line_bytes_);
   slice_divisor_ = Divisor(slice_count_);
   set_divisor_ = Divisor(sets_);
-  if (params.string("set_index") == "fold")
+  if (params.string("set_index") == "fold") {
     set_fold_shift_ = std::max(1, static_cast<int>(std::bit_width(sets_ - 1)));
+    set_fold_ = XorFold(set_fold_shift_);
+  }
 
   const std::size_t sets = std::size_t{slice_count_} * sets_;
   state_word_ = round_up(std::size_t{assoc_}, 16) / 2;  // whole lines of 16 keys

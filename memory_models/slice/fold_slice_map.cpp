@@ -12,6 +12,6 @@ void FoldSliceMap::describe(Schema& schema) {
 }
 
 FoldSliceMap::FoldSliceMap(const BuildContext& context)
-    : shift_(static_cast<int>(context.params.integer("shift"))) {}
+    : fold_(static_cast<int>(context.params.integer("shift"))) {}
 
 }  // namespace simfa::memory_models

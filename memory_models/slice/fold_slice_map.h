@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "simfa/component.h"
-#include "simfa/int_math.h"
 #include "simfa/memory.h"
+#include "simfa/xor_fold.h"
 
 namespace simfa::memory_models {
 
@@ -21,11 +21,11 @@ class FoldSliceMap final : public SliceMap {
   static void describe(Schema& schema);
 
   std::uint32_t slice_of(std::uint64_t line, std::uint32_t slices) const override {
-    return static_cast<std::uint32_t>(xor_fold(line, shift_) % slices);
+    return static_cast<std::uint32_t>(fold_(line) % slices);
   }
 
  private:
-  int shift_;
+  XorFold fold_;
 };
 
 }  // namespace simfa::memory_models

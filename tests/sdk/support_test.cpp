@@ -20,6 +20,7 @@
 #include "simfa/step_batch.h"
 #include "simfa/tensor_map.h"
 #include "simfa/tensor_map_limits.h"
+#include "simfa/xor_fold.h"
 #include "support/manual_event_queue.h"
 
 namespace simfa {
@@ -129,7 +130,7 @@ TEST(MulDivUp, RoundsUpAProductPast64Bits) {
   EXPECT_EQ(mul_div_up(~std::uint64_t{0}, 3, 4), std::uint64_t{3} << 62);
 }
 
-TEST(XorFold, IsTheXorOfEveryShiftedCopy) {
+TEST(XorFold, IsTheXorOfEveryShiftedCopyForEveryShift) {
   // 1011 ^ 101 ^ 10 ^ 1 = 1101
   static_assert(xor_fold(0b1011, 1) == 0b1101);
   static_assert(xor_fold(0, 7) == 0);
@@ -151,8 +152,10 @@ TEST(XorFold, IsTheXorOfEveryShiftedCopy) {
     values.push_back((v ^ (v >> 31)) >> (i % 64));  // every magnitude
   }
   for (int shift = 1; shift <= 63; ++shift) {
+    const XorFold fold(shift);  // the unrolled turns of this shift
     for (std::uint64_t v : values) {
       ASSERT_EQ(xor_fold(v, shift), copies(v, shift)) << "shift " << shift << ", x " << v;
+      ASSERT_EQ(fold(v), copies(v, shift)) << "XorFold, shift " << shift << ", x " << v;
     }
   }
 }
