@@ -1,18 +1,13 @@
 """tools/ring_steps.py on a hand-made validate.py --csv run whose rings follow a known law."""
 import contextlib
-import csv
 import io
-import os
 import pathlib
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from validate_csv import ValidateCsvCase  # noqa: E402
 import ring_steps  # noqa: E402
-
-FIELDS = ["suite", "metric", "point", "source", "clock_mhz", "measured", "predicted", "error_pct", "unit",
-          "simulated"]
 
 
 def ring(mode, n, s, l1, step_measured, step_predicted):
@@ -33,16 +28,7 @@ ROWS = ([ring("own", 33, s, 1570, 264, 80) for s in (1, 2, 3, 4)] +
         [["tma_ring", "box", "ring", "x:2", 1960, 1, 1, 0, "cycles", "k"]])
 
 
-class RingStepsTest(unittest.TestCase):
-    def write(self, rows, fields=FIELDS):
-        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, newline="")
-        w = csv.writer(f)
-        w.writerow(fields)
-        w.writerows(rows)
-        f.close()
-        self.addCleanup(os.unlink, f.name)
-        return f.name
-
+class RingStepsTest(ValidateCsvCase):
     def run_tool(self, *args):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

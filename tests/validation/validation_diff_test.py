@@ -1,18 +1,13 @@
 """tools/validation_diff.py on two hand-made validate.py --csv runs whose errors are known."""
 import contextlib
-import csv
 import io
-import os
 import pathlib
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from validate_csv import ValidateCsvCase  # noqa: E402
 import validation_diff  # noqa: E402
-
-FIELDS = ["suite", "metric", "point", "source", "clock_mhz", "measured", "predicted", "error_pct", "unit",
-          "simulated"]
 
 
 def row(suite, metric, point, line, error):
@@ -32,16 +27,7 @@ AFTER = [row("gemm", "span", "1x1x1 128x128x64", 2, -4.0),
          row("tma", "box", "ring", 2, +1.0)]
 
 
-class ValidationDiffTest(unittest.TestCase):
-    def write(self, rows, fields=FIELDS):
-        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, newline="")
-        w = csv.writer(f)
-        w.writerow(fields)
-        w.writerows(rows)
-        f.close()
-        self.addCleanup(os.unlink, f.name)
-        return f.name
-
+class ValidationDiffTest(ValidateCsvCase):
     def setUp(self):
         self.before = validation_diff.load(self.write(BEFORE))
         self.after = validation_diff.load(self.write(AFTER))
