@@ -156,8 +156,8 @@ SlicedCache::SlicedCache(const BuildContext& context)
   slice_divisor_ = Divisor(slice_count_);
   set_divisor_ = Divisor(sets_);
   if (params.string("set_index") == "fold") {
-    set_fold_shift_ = std::max(1, static_cast<int>(std::bit_width(sets_ - 1)));
-    set_fold_ = XorFold(set_fold_shift_);
+    fold_sets_ = true;
+    set_fold_ = XorFold(std::max(1, static_cast<int>(std::bit_width(sets_ - 1))));
   }
 
   const std::size_t sets = std::size_t{slice_count_} * sets_;

@@ -173,7 +173,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   /// The set `line` maps to within its slice.
   std::uint32_t set_of(std::uint64_t line) const {
     std::uint64_t q = slice_divisor_.divide(line);
-    if (set_fold_shift_ != 0) q = set_fold_(q);
+    if (fold_sets_) q = set_fold_(q);
     return static_cast<std::uint32_t>(q - set_divisor_.divide(q) * sets_);
   }
 
@@ -395,8 +395,8 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   Cycle hit_latency_;
   std::uint64_t interval_;  ///< cycles per request at one slice, in 1/2^16 cycles
   Divisor slice_divisor_, set_divisor_;
-  int set_fold_shift_ = 0;  ///< set_index = "fold": the fold's distance in bits; 0: modulo
-  XorFold set_fold_{1};     ///< xor_fold by set_fold_shift_
+  bool fold_sets_ = false;  ///< set_index = "fold" (else modulo)
+  XorFold set_fold_{1};     ///< xor_fold by the bits of sets_ - 1 (set_index = "fold")
 
   std::size_t block_words_ = 0;
   std::size_t state_word_ = 0;  ///< where a block's state starts: its replacement bytes

@@ -160,6 +160,12 @@ TEST(XorFold, IsTheXorOfEveryShiftedCopyForEveryShift) {
   }
 }
 
+TEST(XorFold, RefusesAShiftOutside1To63) {
+  EXPECT_THROW(XorFold(0), Error);
+  EXPECT_THROW(XorFold(64), Error);
+  EXPECT_NO_THROW(XorFold(63));
+}
+
 TEST(RoundUp, GoesToTheNextMultiple) {
   static_assert(round_up(0, 8) == 0);
   static_assert(round_up(1, 8) == 8);

@@ -7,22 +7,21 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
+#include "simfa/error.h"
 #include "simfa/int_math.h"
 
 namespace simfa {
 
 namespace xor_fold_detail {
 
-// The turn at distance D, then the turns at 2 D, 4 D, ... below 64: xor_fold's doubling.
-template <int D>
+// xor_fold with the shift a constant: its loop's trip count is known, so the compiler unrolls the
+// turns (no loop, no branch), one function per shift.
+template <int Shift>
 std::uint64_t turns(std::uint64_t x) {
-  if constexpr (D >= 64) {
-    return x;
-  } else {
-    return turns<D * 2>(x ^ x >> D);
-  }
+  return xor_fold(x, Shift);
 }
 
 using Fold = std::uint64_t (*)(std::uint64_t);
@@ -39,13 +38,16 @@ inline constexpr std::array<Fold, 63> kFolds = folds(std::make_index_sequence<63
 class XorFold {
  public:
   /// shift in [1, 63], as xor_fold's.
-  explicit XorFold(int shift)
-      : fold_(xor_fold_detail::kFolds[static_cast<std::size_t>(shift - 1)]) {}
+  explicit XorFold(int shift) {
+    if (shift < 1 || shift > 63)
+      throw Error("XorFold: shift " + std::to_string(shift) + " is outside 1..63");
+    fold_ = xor_fold_detail::kFolds[static_cast<std::size_t>(shift - 1)];
+  }
   /// xor_fold(x, shift).
   std::uint64_t operator()(std::uint64_t x) const { return fold_(x); }
 
  private:
-  xor_fold_detail::Fold fold_;
+  xor_fold_detail::Fold fold_ = nullptr;
 };
 
 }  // namespace simfa
