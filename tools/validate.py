@@ -33,6 +33,11 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
 
+`--data DIR` reads the measurements from DIR instead of validation/h200/ (another card's run of
+the same set: validation/h100/session44/, docs/validation.md). Its attention files may lie at its
+top instead of under attention/; a TTGIR dump it lacks (ttgir/, attention/ttgir/) is taken from
+validation/h200/ (the same Triton compiled the same kernels), with a note in the report.
+
 A suite whose measurement file is not committed yet is skipped with a note. Exit status: 0 when
 every compared quantity is within its threshold, 3 when one is past it, 1 on an error (missing
 binary, manifest or input file, a bad CSV row, a failed simulation), 2 on bad usage.
@@ -54,7 +59,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-H200 = ROOT / "validation" / "h200"
+H200 = ROOT / "validation" / "h200"   # the measurements: --data moves it
+# The companions of the measurements (the TTGIR dumps of the GEMM and attention kernels): a --data
+# directory without its own takes validation/h200's (data_companion)
+COMPANIONS = ROOT / "validation" / "h200"
 THRESHOLDS = Path(__file__).resolve().parent / "validation_suites.toml"
 DEFAULT_TTGIR = ROOT / "tests" / "data" / "ttgir" / "gemm_tma.ttgir"
 MICROBENCH = ROOT / "examples" / "microbench"
@@ -72,6 +80,38 @@ def rel(path):
 
 
 # ---- the measurements -------------------------------------------------------------------------
+
+def data_path(name):
+    """A measurement file under the data directory (--data): as named, or, for `attention/X`, X
+    at the directory's top where a run kept its attention files beside the rest
+    (validation/h100/session44/)."""
+    path = H200 / name
+    if not path.exists() and name.startswith("attention/"):
+        flat = H200 / name.split("/", 1)[1]
+        if flat.exists():
+            return flat
+    return path
+
+
+COMPANIONS_USED = set()
+
+
+def data_companion(name):
+    """A companion of the measurements (a TTGIR dump: ttgir/X, attention/ttgir/X) under the data
+    directory, or else validation/h200's: the same Triton (3.6.0) compiled the same kernels for
+    sm_90a on both cards, and a run that kept its dumps out of the data (validation/h100/
+    session44/) is read against the H200's. Each such fallback is noted in the report."""
+    path = H200 / name
+    if path.exists():
+        return path
+    if name.startswith("attention/") and (H200 / name.split("/", 1)[1]).exists():
+        return H200 / name.split("/", 1)[1]
+    fallback = COMPANIONS / name
+    if fallback.exists() and fallback != path:
+        COMPANIONS_USED.add(str(Path(name).parent))
+        return fallback
+    return path
+
 
 @dataclass
 class Row:
@@ -462,8 +502,8 @@ def ttgir_file(cfg, row, fallback):
     """The TTGIR dumped for this config (validation/h200/ttgir/gemm_bm.._g...ttgir); the
     committed 128x128x64 s3 w4 g8 kernel (tests/data/ttgir/gemm_tma.ttgir) when `fallback` and
     the config is that one."""
-    path = H200 / "ttgir" / (f"gemm_bm{cfg.bm}_bn{cfg.bn}_bk{cfg.bk}_s{cfg.stages}_w{cfg.warps}"
-                             f"_g{cfg.group_m}.ttgir")
+    path = data_companion(f"ttgir/gemm_bm{cfg.bm}_bn{cfg.bn}_bk{cfg.bk}_s{cfg.stages}_w{cfg.warps}"
+                          f"_g{cfg.group_m}.ttgir")
     if path.is_file():
         return path
     if fallback and cfg.is_default():
@@ -1181,7 +1221,6 @@ def build_lrc_merge(ctx, fast):
 
 # attention_triton -------------------------------------------------------------------------------
 
-ATTENTION = H200 / "attention"
 # Cheap points covering the configs (1 and 2 WarpGroups, 64 and 128 key blocks), GQA and MHA,
 # causal and not: (Z, HQ, HKV, L, D, causal, block_n, warps).
 ATTENTION_FAST = {(1, 32, 8, 1024, 128, 0, 64, 8), (1, 32, 8, 1024, 128, 1, 128, 8),
@@ -1193,7 +1232,7 @@ ATTENTION_MAX_STEPS = 100_000
 
 def attention_sim(ctx, row, clock):
     """The static TTGIR route on attention_suite.py's `attn_fwd` (validation/h200/attention)."""
-    path = ATTENTION / "ttgir" / row.text("ttgir")
+    path = data_companion("attention/ttgir/" + row.text("ttgir"))
     if not path.is_file():
         raise ValidationError(f"{row.where}: its TTGIR {rel(path)} is missing")
     z, hq, hkv, n, d = (row.int(k) for k in ("Z", "HQ", "HKV", "L", "D"))
@@ -1218,7 +1257,7 @@ def attention_clocks():
     launches each (attention/attention_clocks.csv). The SM clock of each point is ncu's: NVML's
     10 ms samples (attention_suite.csv's nvml_sm_mhz_*) read 1980 MHz where ncu measured 1600 to
     1820 MHz and the CUDA events' durations (validation/h200/attention/README.md)."""
-    rows = read_csv(ATTENTION / "attention_clocks.csv",
+    rows = read_csv(data_path("attention/attention_clocks.csv"),
                     required=ATTENTION_CLOCK_KEY + ("ncu_sm_mhz", "ncu_duration_us"))
     return {tuple(r.text(k, default="") for k in ATTENTION_CLOCK_KEY): r for r in rows}
 
@@ -1233,7 +1272,7 @@ def attention_clock_row(clocks, row):
 
 
 def build_attention_triton(ctx, fast):
-    rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
+    rows = [r for r in read_csv(data_path("attention/attention_suite.csv"),
                                 required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "grid",
                                           "event_us", "ttgir"))
             if r.text("impl") == "triton" and not r.text("event_us").startswith("failed")]
@@ -1303,7 +1342,7 @@ def build_attention_cudnn(ctx, fast):
     prediction is kernel.event_us (span + gpu.launch_overhead_ns) against the CUDA-event median.
     The event time also holds the Memset cuDNN launches before the kernel; it is not added to the
     prediction (nothing measured isolates it), so it biases the smallest points low."""
-    rows = [r for r in read_csv(ATTENTION / "attention_suite.csv",
+    rows = [r for r in read_csv(data_path("attention/attention_suite.csv"),
                                 required=("impl", "Z", "HQ", "HKV", "L", "D", "causal", "event_us",
                                           "event_us_min", "kernel"))
             if r.text("impl") == "cudnn" and not r.text("event_us").startswith("failed")]
@@ -1340,7 +1379,7 @@ def build_compute_micro(ctx, fast):
     an accumulator tile; SM cycles per iteration, kernel.cycles / iters (the loop is the
     kernel's time to a few cycles). The element ops and reductions calibrated the cost table
     (docs/calibration.md §8); the softmax rows check that its phases add up."""
-    rows = read_csv(ATTENTION / "softmax_micro.csv",
+    rows = read_csv(data_path("attention/softmax_micro.csv"),
                     required=("mode", "block_m", "block_n", "warps", "iters", "cycles_per_iter",
                               "ttgir"))
     points, notes = [], []
@@ -1352,7 +1391,7 @@ def build_compute_micro(ctx, fast):
         if fast and not (mode == "softmax" or r.int("warps") == 8 and r.int("block_n") == 64):
             continue
         iters = r.int("iters")
-        path = ATTENTION / "ttgir" / r.text("ttgir")
+        path = data_companion("attention/ttgir/" + r.text("ttgir"))
         sim = Sim(f"ttgir:file={path},grid=1,unknown_ops=bubble,args=ITERS={iters};"
                   "desc_q.shape=128x128;desc_k.shape=128x128;desc_o.shape=128x128;T=0", 1980.0)
         label = f"{mode} {r.text('block_m')}x{r.text('block_n')} w{r.text('warps')}"
@@ -1511,7 +1550,8 @@ def report(suites_points, thresholds, fast, out):
     summary = []
     mode = "fast" if fast else "full"
     for suite, points, notes in suites_points:
-        print(f"## {suite.name}: {suite.title}\n", file=out)
+        title = suite.title if H200 == COMPANIONS else suite.title.replace("validation/h200/", f"{rel(H200)}/")
+        print(f"## {suite.name}: {title}\n", file=out)
         for note in notes:
             print(f"- {note}", file=out)
         if notes:
@@ -1692,9 +1732,9 @@ def main(argv):
     built, skipped = [], []
     for name in names:
         suite = SUITES[name]
-        missing = [f for f in suite.files if not (H200 / f).is_file()]
+        missing = [f for f in suite.files if not data_path(f).is_file()]
         if missing:
-            skipped.append(f"{name}: skipped, {rel(H200 / missing[0])} is not committed yet")
+            skipped.append(f"{name}: skipped, {rel(data_path(missing[0]))} is not committed yet")
             continue
         points, notes = suite.build(ctx, args.fast)
         if args.max_cost is not None:
@@ -1738,7 +1778,10 @@ def main(argv):
                 raise ValidationError(f"{p.where}: measured value {p.measured} is not positive")
 
     out = sys.stdout
-    print(f"# simfa against the H200: {rel(args.manifest)}{' (--fast)' if args.fast else ''}\n", file=out)
+    against = "the H200" if H200 == COMPANIONS else rel(H200)
+    print(f"# simfa against {against}: {rel(args.manifest)}{' (--fast)' if args.fast else ''}\n", file=out)
+    for d in sorted(COMPANIONS_USED):
+        skipped.append(f"{rel(H200 / d)}: not there; the TTGIR of {rel(COMPANIONS / d)} used")
     for s in skipped:
         print(f"- {s}", file=out)
     if skipped:
