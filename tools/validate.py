@@ -1252,12 +1252,23 @@ def attention_sim(ctx, row, clock):
 ATTENTION_CLOCK_KEY = ("impl", "Z", "HQ", "HKV", "L", "D", "causal", "block_m", "block_n", "warps")
 
 
+ATTENTION_CLOCKS = None   # --attention-clocks: another run's attention_clocks.csv
+
+
+def attention_clocks_borrowed():
+    """Whether the attention points take their SM clocks from another run's attention_clocks.csv
+    (--attention-clocks): then its ncu durations are that card's, and the span metrics are left
+    out."""
+    return ATTENTION_CLOCKS is not None and ATTENTION_CLOCKS != data_path("attention/attention_clocks.csv").resolve()
+
+
 def attention_clocks():
     """Nsight Compute's SM clock and kernel duration of every attention point, the medians of two
-    launches each (attention/attention_clocks.csv). The SM clock of each point is ncu's: NVML's
-    10 ms samples (attention_suite.csv's nvml_sm_mhz_*) read 1980 MHz where ncu measured 1600 to
-    1820 MHz and the CUDA events' durations (validation/h200/attention/README.md)."""
-    rows = read_csv(data_path("attention/attention_clocks.csv"),
+    launches each (attention/attention_clocks.csv, or --attention-clocks). The SM clock of each
+    point is ncu's: NVML's 10 ms samples (attention_suite.csv's nvml_sm_mhz_*) read 1980 MHz where
+    ncu measured 1600 to 1820 MHz and the CUDA events' durations (validation/h200/attention/
+    README.md)."""
+    rows = read_csv(ATTENTION_CLOCKS or data_path("attention/attention_clocks.csv"),
                     required=ATTENTION_CLOCK_KEY + ("ncu_sm_mhz", "ncu_duration_us"))
     return {tuple(r.text(k, default="") for k in ATTENTION_CLOCK_KEY): r for r in rows}
 
@@ -1292,8 +1303,11 @@ def build_attention_triton(ctx, fast):
             *key[:5], " causal" if key[5] else "", r.text("block_m"), r.text("block_n"), r.text("warps"))
         points.append(Point("static_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
-        points.append(Point("static_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
-                            (sim,), kernel_span))
+        if not attention_clocks_borrowed():
+            points.append(Point("static_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
+                                (sim,), kernel_span))
+    if attention_clocks_borrowed():
+        notes.append(f"SM clocks from {rel(ATTENTION_CLOCKS)} (--attention-clocks); static_span left out")
     return points, notes
 
 
@@ -1367,8 +1381,11 @@ def build_attention_cudnn(ctx, fast):
             continue
         points.append(Point("fa3_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
-        points.append(Point("fa3_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
-                            (sim,), kernel_span))
+        if not attention_clocks_borrowed():
+            points.append(Point("fa3_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
+                                (sim,), kernel_span))
+    if attention_clocks_borrowed():
+        notes.append(f"SM clocks from {rel(ATTENTION_CLOCKS)} (--attention-clocks); fa3_span left out")
     return points, notes
 
 
@@ -1550,7 +1567,11 @@ def report(suites_points, thresholds, fast, out):
     summary = []
     mode = "fast" if fast else "full"
     for suite, points, notes in suites_points:
-        title = suite.title if H200 == COMPANIONS else suite.title.replace("validation/h200/", f"{rel(H200)}/")
+        title = suite.title
+        if H200 != COMPANIONS:
+            title = title.replace("validation/h200/", f"{rel(H200)}/")
+            if not (H200 / "attention").is_dir():   # a run with its attention files at its top
+                title = title.replace(f"{rel(H200)}/attention/", f"{rel(H200)}/")
         print(f"## {suite.name}: {title}\n", file=out)
         for note in notes:
             print(f"- {note}", file=out)
@@ -1681,6 +1702,10 @@ def parse_args(argv):
                    help="leave out the points whose simulations are estimated to take longer than this "
                         "(a quick look at a large suite; the thresholds still apply, to the rest)")
     p.add_argument("--data", default=str(H200), help=f"the measurements (default {rel(H200)})")
+    p.add_argument("--attention-clocks", metavar="CSV",
+                   help="the attention suites' SM clocks from this attention_clocks.csv instead of the "
+                        "data's (a run without Nsight Compute's clocks, e.g. validation/h100/session44 "
+                        "with the H200's); the span metrics, ncu's durations of that run, are left out")
     p.add_argument("--workload-keys", action="append", default=[], metavar="FRONTEND:K=V[,K=V...]",
                    help="append these keys to every `FRONTEND:` workload a point simulates (simfa run, "
                         "not analyze), e.g. fa3:exp_step_per_cycle=10.58, to validate a frontend "
@@ -1692,10 +1717,14 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    global H200
+    global H200, ATTENTION_CLOCKS
     H200 = Path(args.data).resolve()
     if not H200.is_dir():
         raise ValidationError(f"{args.data}: no such directory")
+    if args.attention_clocks:
+        ATTENTION_CLOCKS = Path(args.attention_clocks).resolve()
+        if not ATTENTION_CLOCKS.is_file():
+            raise ValidationError(f"--attention-clocks {args.attention_clocks}: no such file")
     if args.jobs < 1:
         raise ValidationError(f"--jobs {args.jobs}: must be at least 1")
     simfa = args.simfa if os.sep in args.simfa else (shutil_which(args.simfa) or args.simfa)
@@ -1732,7 +1761,8 @@ def main(argv):
     built, skipped = [], []
     for name in names:
         suite = SUITES[name]
-        missing = [f for f in suite.files if not data_path(f).is_file()]
+        missing = [f for f in suite.files if not data_path(f).is_file()
+                   and not (ATTENTION_CLOCKS and f == "attention/attention_clocks.csv")]
         if missing:
             skipped.append(f"{name}: skipped, {rel(data_path(missing[0]))} is not committed yet")
             continue
