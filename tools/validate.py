@@ -37,6 +37,8 @@ point the `gemm:` generator rejects (a config it cannot express) is left out wit
 the same set: validation/h100/session44/, docs/validation.md). Its attention files may lie at its
 top instead of under attention/; a TTGIR dump it lacks (ttgir/, attention/ttgir/) is taken from
 validation/h200/ (the same Triton compiled the same kernels), with a note in the report.
+`--attention-clocks CSV` takes the attention points' SM clocks from another run's
+attention_clocks.csv (a run without Nsight Compute's clocks) and leaves out their span metrics.
 
 A suite whose measurement file is not committed yet is skipped with a note. Exit status: 0 when
 every compared quantity is within its threshold, 3 when one is past it, 1 on an error (missing
