@@ -125,8 +125,12 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
   // on_response, and that request must not join a read that has already returned.
   if (done.window) window_table(done.sm).erase(line_of(done.addr), e, window_link());
   release(e);
+  // The first requester's answer says whether the L2 fetched the line from DRAM for it; the
+  // merged ones' never do (they asked nothing of the L2).
+  MemRequest first = done.request();
+  first.from_dram = response.from_dram;
   if (done.next == kNone) {
-    done.client->on_response(now, done.request());
+    first.client->on_response(now, first);
     return;
   }
   // Copy the merged requests out (newest first) and free them before anyone is answered: a
@@ -140,7 +144,7 @@ void LrcCoalescer::on_response(Cycle now, const MemRequest& response) {
     release(m);
     m = next;
   }
-  done.client->on_response(now, done.request());
+  first.client->on_response(now, first);
   // The merged requests in arrival order.
   for (auto it = waiters.rbegin(); it != waiters.rend(); ++it) it->client->on_response(now, *it);
   if (waiters.capacity() > answering_.capacity()) answering_ = std::move(waiters);

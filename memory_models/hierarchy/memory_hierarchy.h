@@ -22,12 +22,15 @@ class MemoryHierarchy final : public MemoryPort {
   std::optional<MemoryTraffic> traffic() const override {
     return MemoryTraffic{l2_.llc_bytes(), dram_.dram_bytes()};
   }
+  void count_loading_sm(int delta) override { sms_loading_ += delta; }
+  std::uint32_t sms_loading() const override { return sms_loading_; }
 
  private:
   Coalescer& coalescer_;
   L2Cache& l2_;
   DramBackend& dram_;
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
+  std::uint32_t sms_loading_ = 0;     ///< the TMA engines' census (count_loading_sm)
 };
 
 }  // namespace simfa::memory_models

@@ -353,6 +353,7 @@ void SlicedCache::on_response(Cycle now, const MemRequest& response) {
   for (std::uint32_t p = owner; p != kNone;) {
     const Pending waiter = pending_[p];
     if (waiter.next != kNone) prefetch_object(&pending_[waiter.next]);
+    if (p == owner) pending_[p].route_flags |= Pending::kFilled;  // its answer says from_dram
     const MemRequest request = waiter.request();
     if (request.write) mark_dirty(way, sector_mask(request));
     on_served(now, slice, line, way.block - slice, request, waiter.route());

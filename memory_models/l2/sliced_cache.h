@@ -217,8 +217,10 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
     bool write = false;
     std::uint8_t route_flags = 0;  ///< kFar | kShadow
 
-    static constexpr std::uint8_t kFar = 1, kShadow = 2;
-    MemRequest request() const { return MemRequest{addr, bytes, sm, write, token, client}; }
+    static constexpr std::uint8_t kFar = 1, kShadow = 2, kFilled = 4;  ///< kFilled: from_dram
+    MemRequest request() const {
+      return MemRequest{addr, bytes, sm, write, token, client, (route_flags & kFilled) != 0};
+    }
     Route route() const {
       return Route{extra_latency, (route_flags & kFar) != 0, (route_flags & kShadow) != 0};
     }

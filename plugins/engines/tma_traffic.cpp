@@ -73,6 +73,28 @@ void TmaTraffic::describe(Schema& schema) {
       .doc("the rate at which the lines of TMA loads return into one SM, one line after another "
            "in arrival order; a load completes when its last line has passed (0: no limit, lines "
            "land as the memory system answers them)");
+  // measured: validation/h200/tma_loaded.csv `own` rings (docs/calibration.md §40-41): n CTAs
+  // each keeping s cold 16 KiB boxes in flight see a box's latency grow by n boxes at the DRAM's
+  // rate for every stage past the first, L(s) = L(1) + (s - 1) n 16 KiB / R, from 8 CTAs and 2
+  // stages (the DRAM 15% busy) to 132 x 8 (saturated). Off in the shipped manifests: with one
+  // base for every load it slows the streams and chases whose loads alone are faster (§41).
+  schema.bandwidth("loaded_dram_rate")
+      .def(0)
+      .doc("the loaded-DRAM law's rate R: a load that fetched lines from DRAM completes no "
+           "earlier than its issue + loaded_base_ns + B x S / R, where B is the bytes of its SM's "
+           "loads already in flight times the share of the SM's recent lines that came from DRAM "
+           "and S the SMs with loads in flight (the memory port's census): each SM's earlier bytes "
+           "served at its share of the DRAM first. 0: off. Needs a port that keeps the census "
+           "and marks DRAM fills (memory.hierarchy with an l2 of SlicedCache)");
+  schema.real("loaded_base_ns")
+      .unit("ns")
+      .def(0)
+      .range(0, 1e6)
+      .doc("the loaded-DRAM law's base: the latency of a cold box with nothing ahead of it");
+  schema.stat("loaded_ops", StatKind::kCounter, "ops",
+              "loads the loaded-DRAM law held past the cycle their last line landed");
+  schema.stat("loaded_cycles", StatKind::kCounter, "cycles",
+              "cycles the loaded-DRAM law added to those loads, summed");
   schema.string("store_completion")
       .def("acked")
       .choices({"acked", "sent"})
@@ -107,13 +129,22 @@ TmaTraffic::TmaTraffic(const BuildContext& context)
       bytes_(context.stats.counter("bytes")),
       dedup_saved_(context.stats.counter("dedup_saved_lines")),
       edge_requests_(context.stats.counter("edge_lines")),
-      busy_(context.stats.counter("busy_cycles")) {
+      busy_(context.stats.counter("busy_cycles")),
+      loaded_ops_(context.stats.counter("loaded_ops")),
+      loaded_cycles_(context.stats.counter("loaded_cycles")) {
   const std::int64_t line = context.params.size_bytes("line_bytes");
   if (line % kSectorBytes != 0)
     context.params.fail("line_bytes", "line_bytes = " + std::to_string(line) +
                                           " is not a multiple of the 32-byte sector");
   request_bytes_ = dedup_ ? static_cast<std::uint32_t>(line) : kSectorBytes;
   if (std::has_single_bit(request_bytes_)) request_mask_ = request_bytes_ - 1;
+  // The law's rate in bytes per SM cycle and its base in SM cycles.
+  const double rate = context.params.bandwidth("loaded_dram_rate");
+  if (rate > 0) {
+    loaded_bytes_per_cycle_ = rate / (context.gpu.clock_mhz * 1e6);
+    loaded_base_ = static_cast<Cycle>(context.params.real("loaded_base_ns") *
+                                      context.gpu.clock_mhz / 1000.0);
+  }
   const double port_rate = context.params.real("response_bytes_per_cycle");
   if (port_rate > 0)
     port_line_time_ = static_cast<std::uint64_t>(request_bytes_ * double(kPortScale) / port_rate);
@@ -131,13 +162,22 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
     throw Error(std::string("internal: ") + opcode_name(op.op) + " issued without a TensorMap");
   if (++op_serial_ == 0) ++op_serial_;  // 0 marks a free slot
   const std::uint32_t slot = ops_.add(Op{.serial = op_serial_,
-                                         .ready = now + setup_.latency(op.op), .op = op});
+                                         .ready = now + setup_.latency(op.op),
+                                         .not_before = loaded_floor(now, op), .op = op});
   waiting_.push(slot);
   op_count_.add();
   bytes_.add(op.bytes);
   busy_.begin(now);
   if (bursts_) return book(now);
   arm(now);
+}
+
+Cycle TmaTraffic::loaded_floor(Cycle now, const TmaOp& op) {
+  if (loaded_bytes_per_cycle_ == 0 || op.op == Opcode::kTmaStore) return 0;
+  if (load_bytes_in_flight_ == 0) memory_->count_loading_sm(+1);
+  const double ahead = double(load_bytes_in_flight_) * dram_share_ * memory_->sms_loading();
+  load_bytes_in_flight_ += op.bytes;
+  return now + loaded_base_ + static_cast<Cycle>(ahead / loaded_bytes_per_cycle_);
 }
 
 void TmaTraffic::generate(const TmaOp& op) {
@@ -245,6 +285,11 @@ void TmaTraffic::on_response(Cycle now, const MemRequest& request) {
   const auto slot = static_cast<std::uint32_t>(request.token);
   Op& op = ops_[slot];
   ++op.returned;
+  if (loaded_bytes_per_cycle_ != 0 && !request.write) {
+    op.from_dram += request.from_dram;
+    // The share of the SM's recent lines fetched from DRAM, over about its last 256.
+    dram_share_ += ((request.from_dram ? 1.0 : 0.0) - dram_share_) / 256;
+  }
   const Cycle landed = port_line_time_ != 0 && !request.write ? pass_port(now) : now;
   if (op.generated && op.returned == op.requests) {
     if (landed == now)
@@ -342,6 +387,21 @@ Cycle TmaTraffic::pass_port(Cycle now) {
 }
 
 void TmaTraffic::complete(Cycle now, std::uint32_t slot) {
+  if (loaded_bytes_per_cycle_ != 0 && ops_[slot].op.op != Opcode::kTmaStore) {
+    Op& op = ops_[slot];
+    // The loaded-DRAM law holds a load that went to DRAM until its floor (on_event brings it back
+    // here, the floor cleared); its bytes stay in flight until then.
+    if (op.from_dram != 0 && op.not_before > now) {
+      loaded_ops_.add();
+      loaded_cycles_.add(op.not_before - now);
+      events_.schedule(op.not_before, *this, std::uint64_t{slot} << 32 | kLandedBit,
+                       Priority::kEngine);
+      op.not_before = 0;
+      return;
+    }
+    load_bytes_in_flight_ -= op.op.bytes;
+    if (load_bytes_in_flight_ == 0) memory_->count_loading_sm(-1);
+  }
   const std::uint64_t token = ops_[slot].op.token;
   const std::uint32_t bytes = ops_[slot].op.bytes;
   const bool reported = ops_[slot].reported;

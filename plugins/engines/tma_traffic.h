@@ -59,6 +59,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
     bool reported = false;        ///< its completion went to the client (store_completion = sent)
     std::uint32_t serial = 0;     ///< which op holds the slot (0: none), for late sent-reports
     Cycle ready = 0;              ///< setup done: may start generating requests
+    Cycle not_before = 0;         ///< the loaded-DRAM law's floor on its completion (0: none)
+    std::uint32_t from_dram = 0;  ///< its lines the L2 fetched from DRAM for it
     TmaOp op;
   };
 
@@ -76,6 +78,8 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// Append the requests of the box's rows past the tensor's edge (edge_rows = requested).
   void append_edge_requests(const TmaOp& op);
   void complete(Cycle now, std::uint32_t slot);
+  /// A load's floor under the loaded-DRAM law (0: none), counting it in flight from now.
+  Cycle loaded_floor(Cycle now, const TmaOp& op);
   /// A store's completion once its last line has left (store_completion = sent); `payload` is
   /// sent_payload(slot, serial).
   void report_sent(Cycle now, std::uint64_t payload);
@@ -147,6 +151,13 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   Counter& dedup_saved_;
   Counter& edge_requests_;
   BusyTime busy_;
+  // The loaded-DRAM law (loaded_dram_rate; off at 0).
+  double loaded_bytes_per_cycle_ = 0;
+  Cycle loaded_base_ = 0;
+  std::uint64_t load_bytes_in_flight_ = 0;  ///< bytes of this SM's loads issued, not completed
+  double dram_share_ = 1.0;                 ///< of this SM's recent lines, those from DRAM
+  Counter& loaded_ops_;
+  Counter& loaded_cycles_;
 };
 
 }  // namespace simfa::engines

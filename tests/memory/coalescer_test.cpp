@@ -65,6 +65,19 @@ TEST(LrcCoalescer, PairInsideTheWindowMakesOneL2Request) {
   EXPECT_EQ(rig.stat("forwarded"), 1u);
 }
 
+// The L2's answer says whether it fetched the line from DRAM (MemRequest::from_dram): that is
+// the first requester's alone, whose request the L2 served; the merged one asked nothing of it.
+TEST(LrcCoalescer, OnlyTheFirstRequesterHearsOfTheDramFill) {
+  Rig<LrcCoalescer> rig;
+  rig.l2.answers_from_dram = true;
+  rig.send_at(0, read_request(kX, 1, rig.client, 0));
+  rig.send_at(10, read_request(kX, 2, rig.client, 1));
+  rig.bench.events.run();
+  ASSERT_EQ(rig.client.responses.size(), 2u);
+  EXPECT_TRUE(rig.client.responses[0].request.from_dram);
+  EXPECT_FALSE(rig.client.responses[1].request.from_dram);
+}
+
 TEST(LrcCoalescer, OutsideTheWindowTwoRequests) {
   Rig<LrcCoalescer> rig;
   rig.send_at(0, read_request(kX, 1, rig.client, 0));

@@ -111,6 +111,8 @@ TEST(UnifiedL2, HitLatencyExactAndMissIsHitPlusDram) {
   // The request comes back untouched.
   EXPECT_EQ(rig.client.responses[0].request.addr, a);
   EXPECT_EQ(rig.client.responses[0].request.client, &rig.client);
+  EXPECT_TRUE(rig.client.responses[0].request.from_dram);  // the miss fetched its line
+  EXPECT_FALSE(rig.client.responses[1].request.from_dram);
   // Events: two sends, one DRAM response, two responses: nothing ticks while idle.
   EXPECT_EQ(rig.bench.events.fired(), 5u);
 }
@@ -312,6 +314,10 @@ TEST(UnifiedL2, MshrMergesMissesToOneLine) {
   EXPECT_EQ(rig.client.at(1), 700u);
   EXPECT_EQ(rig.client.at(2), 700u);
   EXPECT_EQ(rig.client.responses[1].request.sm, 9u);  // each requester gets its own request
+  // The miss that fetched the line is answered from_dram; the merged one waited for it but
+  // fetched nothing (the loaded-DRAM law of tma.traffic counts fetched lines).
+  EXPECT_TRUE(rig.client.responses[0].request.from_dram);
+  EXPECT_FALSE(rig.client.responses[1].request.from_dram);
   const std::string slice = "slice[" + std::to_string(rig.map->slice_of(77, 160)) + "].";
   EXPECT_EQ(rig.stat(slice + "mshr_merges"), 1u);
   EXPECT_EQ(rig.stat(slice + "misses"), 2u);

@@ -142,13 +142,24 @@ class RecordingMemory final : public MemoryPort, private EventTarget {
   bool runs_steps() const override { return steps_.has_value(); }
   void defer_step(Cycle when, MemClient& client) override { steps_->defer(when, client); }
 
+  // The census of SMs with loads in flight (MemoryPort::count_loading_sm): the engine's own
+  // count, and `other_sms` loading beside it.
+  void count_loading_sm(int delta) override { census += delta; }
+  std::uint32_t sms_loading() const override {
+    return static_cast<std::uint32_t>(census) + other_sms;
+  }
+
   std::vector<Sent> sent;
   std::uint32_t max_in_flight = 0;
+  bool answers_from_dram = false;  ///< what every response's from_dram says
+  int census = 0;
+  std::uint32_t other_sms = 0;
 
  private:
   void on_event(Cycle now, std::uint64_t payload) override {
     --in_flight_;
-    const MemRequest request = sent[payload].request;
+    MemRequest request = sent[payload].request;
+    request.from_dram = answers_from_dram;
     request.client->on_response(now, request);
   }
 

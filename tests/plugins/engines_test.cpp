@@ -392,6 +392,51 @@ TEST(TmaTraffic, BusyCyclesAreTheUnionOfOpIntervals) {
   EXPECT_EQ(t.stat("bytes"), 16384u);
 }
 
+// The loaded-DRAM law (loaded_dram_rate, loaded_base_ns): at the harness's 1000 MHz 16e9 B/s is
+// 16 B a cycle and 500 ns 500 cycles. Two 8 KiB loads issued together, three other SMs loading:
+// op 1 has nothing ahead, floor 0 + 500; op 2 has op 1's 8192 B ahead at a quarter of the rate
+// (four SMs), floor 500 + 8192 x 4 / 16 = 2548. Their last lines land at 333 and 397 (64 lines a
+// cycle apart from 170 and 234, latency 100), so both wait for their floors.
+TEST(TmaTraffic, LoadedDramLawHoldsADramLoadForTheBytesAheadOfIt) {
+  const ParamOverrides law{{"loaded_dram_rate", 16e9}, {"loaded_base_ns", 500.0}};
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  TrafficBench t(100, law);
+  t.memory.answers_from_dram = true;
+  t.memory.other_sms = 3;
+  t.tma->issue(0, load(m, 0, 0, 1));
+  t.tma->issue(0, load(m, 64, 0, 2));
+  EXPECT_EQ(t.memory.census, 1);  // this SM counted once, from its first load
+  t.bench.events.run();
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{500, 1, 8192}, {2548, 2, 8192}}));
+  EXPECT_EQ(t.memory.census, 0);  // and uncounted once both are done
+  EXPECT_EQ(t.stat("loaded_ops"), 2u);
+  EXPECT_EQ(t.stat("loaded_cycles"), (500u - 333) + (2548u - 397));
+}
+
+// Loads whose lines all hit in the L2 (from_dram false) are never held, and a store is neither
+// held nor counted ahead of a load: the same ops land when their last lines do.
+TEST(TmaTraffic, LoadedDramLawLeavesHitsAndStoresAlone) {
+  const ParamOverrides law{{"loaded_dram_rate", 16e9}, {"loaded_base_ns", 500.0}};
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  TrafficBench hits(100, law);
+  hits.memory.other_sms = 3;
+  hits.tma->issue(0, load(m, 0, 0, 1));
+  hits.tma->issue(0, load(m, 64, 0, 2));
+  hits.bench.events.run();
+  EXPECT_EQ(hits.client.done, (std::vector<Done>{{333, 1, 8192}, {397, 2, 8192}}));
+  EXPECT_EQ(hits.stat("loaded_ops"), 0u);
+
+  // A store first: the load behind it has nothing ahead (floor 0 + 500); its lines leave after
+  // the store's 64, from 234, and land at 397.
+  TrafficBench store(100, law);
+  store.memory.answers_from_dram = true;
+  store.memory.other_sms = 3;
+  store.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 0, 0, 1));
+  store.tma->issue(0, load(m, 64, 0, 2));
+  store.bench.events.run();
+  EXPECT_EQ(store.client.done, (std::vector<Done>{{333, 1, 8192}, {500, 2, 8192}}));
+}
+
 // With a port that takes bursts, the engine books its lines ahead (docs/performance.md §10):
 // every line must leave at the cycle its step would have sent it, and every op complete when it
 // would have, in each of the engine's regimes (setup, max_outstanding throttling within and

@@ -38,6 +38,10 @@ struct MemRequest {
   bool write = false;
   std::uint64_t token = 0;
   MemClient* client = nullptr;
+  /// Set on a read's response when the line was fetched from DRAM for this very request (the L2
+  /// miss that filled it); false for hits and for requests merged into another's fill. The
+  /// loaded-DRAM law of tma.traffic reads it.
+  bool from_dram = false;
 };
 
 class SIMFA_API MemClient {
@@ -99,6 +103,13 @@ class SIMFA_API MemoryPort : public Component {
   /// (memory.llc_read_bytes, ...) and reads them for the summary, simfa ablate and the bandwidth
   /// tracks, which read them while a run goes, so it changes nothing.
   virtual std::optional<MemoryTraffic> traffic() const { return std::nullopt; }
+
+  /// A census the SMs' TMA engines keep in the port they share: each says when it starts to have
+  /// loads in flight (+1) and when it has none left (-1). The loaded-DRAM law of tma.traffic
+  /// divides the DRAM among sms_loading(). A port without the census answers 0, which leaves the
+  /// law off.
+  virtual void count_loading_sm(int /*delta*/) {}
+  virtual std::uint32_t sms_loading() const { return 0; }
 };
 
 }  // namespace simfa
