@@ -80,12 +80,13 @@ void TmaTraffic::describe(Schema& schema) {
   // base for every load it slows the streams and chases whose loads alone are faster (§41).
   schema.bandwidth("loaded_dram_rate")
       .def(0)
-      .doc("the loaded-DRAM law's rate R: a load that fetched lines from DRAM completes no "
-           "earlier than its issue + loaded_base_ns + B x S / R, where B is the bytes of its SM's "
-           "loads already in flight times the share of the SM's recent lines that came from DRAM "
-           "and S the SMs with loads in flight (the memory port's census): each SM's earlier bytes "
-           "served at its share of the DRAM first. 0: off. Needs a port that keeps the census "
-           "and marks DRAM fills (memory.hierarchy with an l2 of SlicedCache)");
+      .doc("the loaded-DRAM law's rate R: a load that fetched lines from DRAM and has bytes "
+           "ahead of it completes no earlier than its issue + loaded_base_ns + A x S / R, where A "
+           "is the bytes of its SM's loads already in flight times the share of the SM's recent "
+           "lines that came from DRAM and S the SMs with loads in flight (the memory port's "
+           "census): each SM's earlier bytes served at its share of the DRAM first. 0: off. Needs "
+           "a port that keeps the census and marks DRAM fills (memory.hierarchy with an l2 of "
+           "SlicedCache)");
   schema.real("loaded_base_ns")
       .unit("ns")
       .def(0)
@@ -177,6 +178,9 @@ Cycle TmaTraffic::loaded_floor(Cycle now, const TmaOp& op) {
   if (load_bytes_in_flight_ == 0) memory_->count_loading_sm(+1);
   const double ahead = double(load_bytes_in_flight_) * dram_share_ * memory_->sms_loading();
   load_bytes_in_flight_ += op.bytes;
+  // With nothing ahead the load's own latency stands: the base is a 16 KiB box's, more than a
+  // small copy takes (the cold 128 B chase, ~790 cycles on the H200).
+  if (ahead == 0) return 0;
   return now + loaded_base_ + static_cast<Cycle>(ahead / loaded_bytes_per_cycle_);
 }
 

@@ -394,9 +394,9 @@ TEST(TmaTraffic, BusyCyclesAreTheUnionOfOpIntervals) {
 
 // The loaded-DRAM law (loaded_dram_rate, loaded_base_ns): at the harness's 1000 MHz 16e9 B/s is
 // 16 B a cycle and 500 ns 500 cycles. Two 8 KiB loads issued together, three other SMs loading:
-// op 1 has nothing ahead, floor 0 + 500; op 2 has op 1's 8192 B ahead at a quarter of the rate
+// op 1 has nothing ahead and no floor; op 2 has op 1's 8192 B ahead at a quarter of the rate
 // (four SMs), floor 500 + 8192 x 4 / 16 = 2548. Their last lines land at 333 and 397 (64 lines a
-// cycle apart from 170 and 234, latency 100), so both wait for their floors.
+// cycle apart from 170 and 234, latency 100): op 1 completes then, op 2 waits for its floor.
 TEST(TmaTraffic, LoadedDramLawHoldsADramLoadForTheBytesAheadOfIt) {
   const ParamOverrides law{{"loaded_dram_rate", 16e9}, {"loaded_base_ns", 500.0}};
   const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
@@ -407,10 +407,10 @@ TEST(TmaTraffic, LoadedDramLawHoldsADramLoadForTheBytesAheadOfIt) {
   t.tma->issue(0, load(m, 64, 0, 2));
   EXPECT_EQ(t.memory.census, 1);  // this SM counted once, from its first load
   t.bench.events.run();
-  EXPECT_EQ(t.client.done, (std::vector<Done>{{500, 1, 8192}, {2548, 2, 8192}}));
+  EXPECT_EQ(t.client.done, (std::vector<Done>{{333, 1, 8192}, {2548, 2, 8192}}));
   EXPECT_EQ(t.memory.census, 0);  // and uncounted once both are done
-  EXPECT_EQ(t.stat("loaded_ops"), 2u);
-  EXPECT_EQ(t.stat("loaded_cycles"), (500u - 333) + (2548u - 397));
+  EXPECT_EQ(t.stat("loaded_ops"), 1u);
+  EXPECT_EQ(t.stat("loaded_cycles"), 2548u - 397);
 }
 
 // Loads whose lines all hit in the L2 (from_dram false) are never held, and a store is neither
@@ -426,15 +426,17 @@ TEST(TmaTraffic, LoadedDramLawLeavesHitsAndStoresAlone) {
   EXPECT_EQ(hits.client.done, (std::vector<Done>{{333, 1, 8192}, {397, 2, 8192}}));
   EXPECT_EQ(hits.stat("loaded_ops"), 0u);
 
-  // A store first: the load behind it has nothing ahead (floor 0 + 500); its lines leave after
-  // the store's 64, from 234, and land at 397.
+  // A store first: the load behind it has nothing ahead of it, no floor; its lines leave after
+  // the store's 64, from 234, and land at 397. With a load in the store's place it would wait
+  // for 500 + 8192 x 4 / 16 = 2548, as above.
   TrafficBench store(100, law);
   store.memory.answers_from_dram = true;
   store.memory.other_sms = 3;
   store.tma->issue(0, tensor_op(Opcode::kTmaStore, m, 0, 0, 1));
   store.tma->issue(0, load(m, 64, 0, 2));
   store.bench.events.run();
-  EXPECT_EQ(store.client.done, (std::vector<Done>{{333, 1, 8192}, {500, 2, 8192}}));
+  EXPECT_EQ(store.client.done, (std::vector<Done>{{333, 1, 8192}, {397, 2, 8192}}));
+  EXPECT_EQ(store.stat("loaded_ops"), 0u);
 }
 
 // With a port that takes bursts, the engine books its lines ahead (docs/performance.md §10):
