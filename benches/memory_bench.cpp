@@ -145,7 +145,7 @@ class Streamer final : public MemClient, private EventTarget {
       const std::uint64_t i = sent_++;
       ++outstanding_;
       port_.send(now, MemRequest{next_line_(i) * kLine, kLine, static_cast<std::uint16_t>(i % kSms),
-                                 false, i, this});
+                                 false, false, i, this});
     }
     if (outstanding_ < window_ && sent_ < limit_) {
       armed_ = true;

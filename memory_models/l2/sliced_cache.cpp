@@ -451,7 +451,7 @@ bool SlicedCache::access(std::uint32_t slice, Queued q, Cycle now) {
   s.mshr_lines.insert(line, p, mshr_line(), mshr_link());
   misses_.add();
   s.stats.misses->add();
-  dram_->send(now, MemRequest{line * line_bytes_, line_bytes_, request.sm, false,
+  dram_->send(now, MemRequest{line * line_bytes_, line_bytes_, request.sm, false, false,
                               std::uint64_t{slice} << 32 | p, this});
   return true;
 }
@@ -534,7 +534,7 @@ SlicedCache::Way SlicedCache::install_in_block(Cycle now, std::size_t b, std::ui
     writebacks_.add();
     const auto bytes =
         static_cast<std::uint32_t>(std::popcount(dirty_[b * assoc_ + victim])) * sector_bytes_;
-    dram_->send(now, MemRequest{line_in(b, set, victim) * line_bytes_, bytes, 0, true,
+    dram_->send(now, MemRequest{line_in(b, set, victim) * line_bytes_, bytes, 0, true, false,
                                 kWritebackToken, this});
   }
   if (!key_base_set_) {

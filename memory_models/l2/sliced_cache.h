@@ -219,7 +219,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
 
     static constexpr std::uint8_t kFar = 1, kShadow = 2, kFilled = 4;  ///< kFilled: from_dram
     MemRequest request() const {
-      return MemRequest{addr, bytes, sm, write, token, client, (route_flags & kFilled) != 0};
+      return MemRequest{addr, bytes, sm, write, (route_flags & kFilled) != 0, token, client};
     }
     Route route() const {
       return Route{extra_latency, (route_flags & kFar) != 0, (route_flags & kShadow) != 0};

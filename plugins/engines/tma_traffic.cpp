@@ -265,7 +265,7 @@ void TmaTraffic::on_event(Cycle now, std::uint64_t payload) {
       }
       generating_ = slot;
       line_request_ = MemRequest{0, request_bytes_, sm_, ops_[slot].op.op == Opcode::kTmaStore,
-                                 slot, this};
+                                 false, slot, this};
     }
     MemRequest request = line_request_;
     request.addr = requests_[next_request_++];
@@ -350,7 +350,7 @@ void TmaTraffic::book(Cycle now) {
     const auto n = static_cast<std::uint32_t>(
         std::min<std::size_t>(requests_.size() - next_request_, max_outstanding_ - outstanding_));
     const bool store = op.op.op == Opcode::kTmaStore;
-    MemRequest request{0, request_bytes_, sm_, store, generating_, this};
+    MemRequest request{0, request_bytes_, sm_, store, false, generating_, this};
     // Lines leaving in this very cycle, none of the engine's booked in it before, go at once
     // (from a response, at memory priority rather than the engine's: the usual case while
     // max_outstanding binds, one line a response); the others as a burst.

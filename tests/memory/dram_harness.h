@@ -184,7 +184,7 @@ class StreamClient final : public MemClient {
       const std::uint64_t box = sent_ / box_rows_, band = box % bands_, column = box / bands_;
       address = (band * box_rows_ + sent_ % box_rows_) * stride_ + column * bytes_;
     }
-    port_.send(now, MemRequest{address, bytes_, 0, false, sent_, this});
+    port_.send(now, MemRequest{address, bytes_, 0, false, false, sent_, this});
     ++sent_;
   }
   MemoryPort& port_;

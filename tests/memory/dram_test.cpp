@@ -823,7 +823,7 @@ std::vector<Cycle> random_traffic(Hbm3Dram& dram, test::TestEventQueue& events, 
                                 pick(o.banks_per_group), next() % 64, pick(8)) +
                    32 * pick(4);
     const std::uint32_t bytes = 32u << pick(3);
-    const MemRequest r{a - a % bytes, bytes, 0, next() % 4 == 0, i, &client};
+    const MemRequest r{a - a % bytes, bytes, 0, next() % 4 == 0, false, i, &client};
     const Cycle at = next() % span;
     events.call(at, Priority::kEngine, [&dram, r](Cycle now) { dram.send(now, r); });
     sent.push_back(at);

@@ -99,11 +99,11 @@ class RecordingClient final : public MemClient {
 
 inline MemRequest read_request(Addr addr, std::uint64_t token, MemClient& client,
                                std::uint16_t sm = 0, std::uint32_t bytes = 128) {
-  return MemRequest{addr, bytes, sm, false, token, &client};
+  return MemRequest{addr, bytes, sm, false, false, token, &client};
 }
 inline MemRequest write_request(Addr addr, std::uint64_t token, MemClient& client,
                                 std::uint16_t sm = 0, std::uint32_t bytes = 128) {
-  return MemRequest{addr, bytes, sm, true, token, &client};
+  return MemRequest{addr, bytes, sm, true, false, token, &client};
 }
 
 /// The statistics `T` declares, prefixed, with each "[i]" expanded to [0] .. [count - 1].

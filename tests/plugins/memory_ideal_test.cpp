@@ -35,7 +35,7 @@ class Client final : public MemClient {
 };
 
 MemRequest read(Addr addr, std::uint64_t token, MemClient& client) {
-  return MemRequest{addr, 128, 5, false, token, &client};
+  return MemRequest{addr, 128, 5, false, false, token, &client};
 }
 
 TEST(IdealMemory, DefaultLatencyAndSendOrderWithinACycle) {
@@ -43,7 +43,7 @@ TEST(IdealMemory, DefaultLatencyAndSendOrderWithinACycle) {
   auto memory = bench.make<IdealMemory>({}, -1);
   Client client;
   memory->send(0, read(0x1000, 1, client));
-  memory->send(0, MemRequest{0x2000, 128, 7, true, 2, &client});
+  memory->send(0, MemRequest{0x2000, 128, 7, true, false, 2, &client});
   bench.events.call(5, Priority::kEngine,
                     [&](Cycle now) { memory->send(now, read(0x3000, 3, client)); });
   bench.events.run();
@@ -70,8 +70,8 @@ TEST(IdealMemory, CountsReadsAndWritesWithBytes) {
   auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{3}}}, -1);
   Client client;
   memory->send(0, read(0, 1, client));
-  memory->send(0, MemRequest{128, 32, 0, false, 2, &client});
-  memory->send(1, MemRequest{256, 128, 0, true, 3, &client});
+  memory->send(0, MemRequest{128, 32, 0, false, false, 2, &client});
+  memory->send(1, MemRequest{256, 128, 0, true, false, 3, &client});
   bench.events.run();
   EXPECT_EQ(bench.stats.value("c.reads"), 2u);
   EXPECT_EQ(bench.stats.value("c.writes"), 1u);

@@ -36,13 +36,15 @@ struct MemRequest {
   std::uint32_t bytes = 0;
   std::uint16_t sm = 0;
   bool write = false;
-  std::uint64_t token = 0;
-  MemClient* client = nullptr;
   /// Set on a read's response when the line was fetched from DRAM for this very request (the L2
   /// miss that filled it); false for hits and for requests merged into another's fill. The
   /// loaded-DRAM law of tma.traffic reads it.
   bool from_dram = false;
+  std::uint64_t token = 0;
+  MemClient* client = nullptr;
 };
+// Every level queues requests by value: the flag fills write's padding.
+static_assert(sizeof(MemRequest) == 32);
 
 class SIMFA_API MemClient {
  public:
