@@ -53,7 +53,9 @@ class LrcCoalescer final : public Coalescer, private MemClient {
     std::uint16_t write : 1 = 0;
     std::uint16_t window : 1 = 0;  ///< forwarded read that owns its line's merge window
 
-    MemRequest request() const { return MemRequest{addr, bytes, sm, write != 0, false, token, client}; }
+    MemRequest request() const {
+      return MemRequest{addr, bytes, sm, write != 0, false, token, client};
+    }
   };
   static_assert(sizeof(Entry) == 40);
 

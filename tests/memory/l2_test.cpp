@@ -461,7 +461,8 @@ TEST(UnifiedL2, EveryRequestIsAnsweredOnceUnderPressure) {
     const Addr addr = (rng() % 48) * kLine + (rng() % 4) * 32;
     const bool is_write = rng() % 3 == 0;
     const std::uint32_t bytes = rng() % 2 ? 32 : 128;
-    const MemRequest r{addr - (bytes == 128 ? addr % kLine : 0), bytes, 0, is_write, false, k, &rig.client};
+    const MemRequest r{addr - (bytes == 128 ? addr % kLine : 0), bytes, 0, is_write, false, k,
+                       &rig.client};
     rig.send_at(k / 8, r);  // bursts of 8 per cycle
   }
   rig.bench.events.run();
