@@ -103,11 +103,9 @@ def data_companion(name):
     directory, or else validation/h200's: the same Triton (3.6.0) compiled the same kernels for
     sm_90a on both cards, and a run that kept its dumps out of the data (validation/h100/
     session44/) is read against the H200's. Each such fallback is noted in the report."""
-    path = H200 / name
+    path = data_path(name)
     if path.exists():
         return path
-    if name.startswith("attention/") and (H200 / name.split("/", 1)[1]).exists():
-        return H200 / name.split("/", 1)[1]
     fallback = COMPANIONS / name
     if fallback.exists() and fallback != path:
         COMPANIONS_USED.add(str(Path(name).parent))
