@@ -82,6 +82,18 @@ void SlicedCache::describe(Schema& schema) {
       .doc("set of a line within its slice, from q = line / slices: modulo takes q mod sets; fold "
            "takes (q ^ q >> b ^ q >> 2b ^ ...) mod sets, b the bits of sets - 1, so rows a large "
            "power of two apart spread over every set (docs/memory-hierarchy.md §2)");
+  // What a timed "cold L2" holds depends on how it was emptied: a write flush (triton's do_bench,
+  // `cache.zero_()` of 256 MiB; validation/h200's GEMM, attention and ring runs) leaves every set
+  // full of the flush buffer's dirty lines, which the kernel's misses write back; a read flush
+  // (membench.cu's and dram_stride.cu's flush_read) leaves clean lines, as good as empty.
+  schema.real("start_dirty")
+      .unit("share of ways")
+      .def(0)
+      .range(0, 1)
+      .doc("the L2 at the start as a write flush leaves it (such as do_bench's cache.zero_()): "
+           "above 0, every way holds a line of a buffer the run never reads, this share of them "
+           "dirty and written back when a miss evicts it; 0: empty (as good as after a read "
+           "flush)");
   schema.slot("slice_map", "slice", "picks the slice of each line");
   schema.slot("replacement", "replacement", "picks the way a new line evicts from a full set",
               "replacement.lru");
@@ -120,6 +132,7 @@ SlicedCache::SlicedCache(const BuildContext& context)
       line_bytes_(u32(context.params.integer("line_bytes"))),
       sector_bytes_(u32(context.params.integer("sector_bytes"))),
       mshrs_(u32(context.params.integer("mshr_per_slice"))),
+      start_dirty_(context.params.real("start_dirty")),
       // The slices count memory cycles; the event queue, SM cycles.
       hit_latency_(context.gpu.memory_clock().latency_in(
           context.gpu.sm_clock(),
@@ -185,6 +198,33 @@ SlicedCache::SlicedCache(const BuildContext& context)
 void SlicedCache::connect(const SliceMap& slice_map, MemoryPort& dram) {
   slice_map_ = &slice_map;
   dram_ = &dram;
+  if (start_dirty_ > 0) fill_dirty();
+}
+
+void SlicedCache::fill_dirty() {
+  // A write flush leaves every way holding one of the flush buffer's lines, some written back
+  // already (clean), the rest dirty. Its lines, consecutive from just below the first tensor
+  // (keys stay narrow for the frontends' workloads), go to their sets until every way is taken,
+  // as a sweep leaves them; within a set, the dirty ones are spread through the eviction order
+  // (the k-th line in is dirty when floor((k + 1) x share + phase) passes an integer, the phase
+  // varying by set), so the kernel's misses write back at the share's rate from the first on.
+  const std::size_t sets = std::size_t{slice_count_} * sets_;
+  std::vector<std::uint8_t> filled(sets, 0);
+  std::size_t left = sets;
+  const std::uint64_t first = line_of(kFlushBufferBase);
+  // Every set fills long before the limit with any slice map that spreads lines; a map that
+  // never reaches some set leaves it partly empty rather than looping.
+  const std::uint64_t limit = std::uint64_t{4} * sets * assoc_;
+  for (std::uint64_t line = first; left != 0 && line - first < limit; ++line) {
+    const std::size_t b = block_of(slice_of(line, slice_count_), line);
+    const std::uint32_t k = filled[b];
+    if (k == assoc_) continue;
+    const Way way = install_in_block(0, b, line, false);
+    const double phase = static_cast<double>(b % 61) / 61.0;  // a fixed spread over the sets
+    if (std::floor((k + 1) * start_dirty_ + phase) > std::floor(k * start_dirty_ + phase))
+      mark_dirty(way, full_mask_);
+    if (++filled[b] == assoc_) --left;
+  }
 }
 
 void SlicedCache::finish(Cycle end) {

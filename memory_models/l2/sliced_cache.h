@@ -29,6 +29,7 @@
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
 #include "simfa/slot_pool.h"
+#include "simfa/tensor_map.h"
 #include "simfa/xor_fold.h"
 
 namespace simfa::memory_models {
@@ -375,6 +376,10 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   void touch(Way w) { replacement_->on_hit(replacement_state(block(w.block)), w.way); }
   /// Adds `sectors` to the dirty sectors of `w`.
   void mark_dirty(Way w, std::uint32_t sectors);
+  /// Fills every way with a line of the flush buffer, start_dirty_ of them dirty.
+  void fill_dirty();
+  /// Where start_dirty's buffer lies: 1 GiB below the frontends' first tensor (kFirstTensorBase).
+  static constexpr Addr kFlushBufferBase = kFirstTensorBase - (Addr{1} << 30);
   void free_pending(std::uint32_t p) { pending_.release(p); }
   std::uint32_t sector_mask(const MemRequest& request) const;
   void occupancy_changed(Slice& s, Cycle now);
@@ -394,6 +399,7 @@ class SlicedCache : public L2Cache, private EventTarget, private MemClient {
   std::uint32_t slice_count_, assoc_, sets_ = 0, line_bytes_, sector_bytes_, mshrs_;
   int line_shift_ = -1;  ///< log2(line_bytes_) when a power of two
   std::uint32_t full_mask_ = 0;  ///< every sector of a line
+  double start_dirty_;  ///< share of the lines dirty at the start (0: the L2 starts empty)
   Cycle hit_latency_;
   std::uint64_t interval_;  ///< cycles per request at one slice, in 1/2^16 cycles
   Divisor slice_divisor_, set_divisor_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -266,6 +267,53 @@ TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
   EXPECT_EQ(rig.stat("writebacks"), 2u);
   EXPECT_EQ(rig.stat("llc_write_bytes"), 128u + 32 + 32);
   EXPECT_EQ(rig.stat("llc_read_bytes"), 256u);
+}
+
+// start_dirty: the L2 after a write flush, every way holding a line of the flush buffer (from
+// below kFirstTensorBase, never the kernel's own), that share of them dirty: a miss that evicts
+// a dirty one writes it back, a clean one nothing.
+std::vector<SentToDram> misses_after_flush(double start_dirty, std::uint64_t& writebacks) {
+  // 4 slices x 2 sets x 4 ways; 8 line reads at the first tensor, 4 to each set of slice 0... 3.
+  Rig<UnifiedL2> rig({{"slices", std::int64_t{4}},
+                      {"assoc", std::int64_t{4}},
+                      {"size", std::int64_t{4 * 2 * 4} * kLine},
+                      {"hit_latency", std::int64_t{10}},
+                      {"requests_per_cycle", 1.0},
+                      {"start_dirty", start_dirty}});
+  for (std::uint64_t i = 0; i < 32; ++i)
+    rig.send_at(1000 * i, read_request(kFirstTensorBase + i * kLine, i, rig.client));
+  rig.bench.events.run();
+  writebacks = rig.stat("writebacks");
+  std::vector<SentToDram> sent;
+  for (const auto& s : rig.dram.sent)
+    sent.push_back({s.at, s.request.addr, s.request.bytes, s.request.write});
+  return sent;
+}
+
+TEST(UnifiedL2, StartDirtyWritesBackTheFlushBuffersLines) {
+  std::uint64_t writebacks = 0;
+  // Empty: 32 fetches, nothing written back.
+  auto sent = misses_after_flush(0, writebacks);
+  EXPECT_EQ(writebacks, 0u);
+  EXPECT_EQ(sent.size(), 32u);
+  // Full of dirty lines: each of the 32 misses evicts one whole flush-buffer line.
+  sent = misses_after_flush(1, writebacks);
+  EXPECT_EQ(writebacks, 32u);
+  ASSERT_EQ(sent.size(), 64u);
+  std::set<Addr> written;
+  for (const SentToDram& s : sent) {
+    if (!s.write) continue;
+    EXPECT_LT(s.addr, kFirstTensorBase);
+    EXPECT_GE(s.addr, kFirstTensorBase - (Addr{1} << 30));
+    EXPECT_EQ(s.bytes, kLine);
+    EXPECT_EQ(s.at % 1000, 100u);  // at the fill that evicts it
+    written.insert(s.addr);
+  }
+  EXPECT_EQ(written.size(), 32u);  // 32 distinct lines: every way of every set held one
+  // Half of each set's lines dirty: the 32 misses evict all 32 flush lines, 16 written back.
+  sent = misses_after_flush(0.5, writebacks);
+  EXPECT_EQ(writebacks, 16u);
+  EXPECT_EQ(sent.size(), 48u);
 }
 
 TEST(UnifiedL2, LinesFarFromTheFirstAreToldApartByTheirLines) {
