@@ -104,6 +104,18 @@ except Exception:  # pragma: no cover - device only
     NVML = None
 
 FLUSH = None
+# SUITE_FLUSH=read empties the L2 by reading the 256 MiB buffer instead of writing it: the L2 then
+# holds clean lines, where zero_ leaves dirty ones that the kernel's misses write back
+# (docs/calibration.md §42, tools/device/dirty_l2.py).
+FLUSH_MODE = os.environ.get("SUITE_FLUSH", "write")
+FLUSH_SINK = None
+
+
+def flush_l2():
+    if FLUSH_MODE == "read":
+        torch.sum(FLUSH.view(torch.float32), 0, out=FLUSH_SINK)
+    else:
+        FLUSH.zero_()  # write 256 MiB: evicts the L2
 REST_S = float(os.environ.get("SUITE_REST_S", "0.2"))
 
 
@@ -156,7 +168,7 @@ def time_cold(fn, reps):
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
         torch.cuda._sleep(100_000)  # ~50 us of GPU work queued ahead of the host
-        FLUSH.zero_()  # write 256 MiB: evicts the L2
+        flush_l2()
         starts[i].record()
         fn()
         ends[i].record()
@@ -222,12 +234,12 @@ def bench_point(a, b, ref, cfg, category, writer, fh, pass_no=1, order_index=0):
         # interleaved cold loop: untimed kernel, then its timed twin, each after its own flush
         for i in range(reps):
             torch.cuda._sleep(100_000)
-            FLUSH.zero_()
+            flush_l2()
             ev[i][0].record()
             launch()
             ev[i][1].record()
             torch.cuda._sleep(100_000)
-            FLUSH.zero_()
+            flush_l2()
             ev[i][2].record()
             twins[i]()
             ev[i][3].record()
@@ -276,11 +288,12 @@ def bench_point(a, b, ref, cfg, category, writer, fh, pass_no=1, order_index=0):
 
 
 def suite(out):
-    global FLUSH
+    global FLUSH, FLUSH_SINK
     os.makedirs(out, exist_ok=True)
-    FLUSH = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    FLUSH = torch.zeros(256 * 2**20, dtype=torch.uint8, device="cuda")
+    FLUSH_SINK = torch.empty((), dtype=torch.float32, device="cuda")
     meta = dict(torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
-                gpu=torch.cuda.get_device_name(0), cfgs=tk.SUITE_CFGS, rest_s=REST_S,
+                gpu=torch.cuda.get_device_name(0), cfgs=tk.SUITE_CFGS, rest_s=REST_S, flush=FLUSH_MODE,
                 props=str(torch.cuda.get_device_properties(0)))
     with open(os.path.join(out, "gemm_suite_meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
