@@ -57,7 +57,7 @@ import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,6 +246,12 @@ class Simulator:
             self._identity = h.hexdigest()
         return self._identity
 
+    def has_key(self, setting):
+        """Whether the manifest takes `setting` (KEY=VALUE): `simfa validate --set` accepts it."""
+        run = subprocess.run([self.simfa, "validate", str(self.manifest), "--set", setting],
+                             capture_output=True, text=True)
+        return run.returncode == 0 and "error" not in run.stderr
+
     def workload_of(self, sim):
         """The point's workload with the --workload-keys of its frontend appended."""
         w = sim.workload
@@ -411,6 +417,11 @@ class Suite:
     files: list            # the measurement files; the first missing one skips the suite
     metrics: dict          # metric id -> Metric
     build: object          # f(ctx, fast) -> (points, notes)
+    # What the L2 held before the measured launches: "write" (a buffer written, as do_bench's
+    # cache.zero_(): the manifest's memory.l2.start_dirty stands) or "clean" (a buffer read, as
+    # membench.cu's flush_read; ncu's --cache-control all; or the kernel's own lines, warm): its
+    # points run with start_dirty = 0 (docs/calibration.md §42).
+    flush: str = "write"
 
 
 class Context:
@@ -418,6 +429,15 @@ class Context:
         self.sim = simulator
         self.routes = routes   # the GEMM routes compared (--routes)
         self._signatures = {}
+        self._clean_l2 = None
+
+    def clean_l2(self):
+        """The settings that start a run with an empty L2 (memory.l2.start_dirty = 0), for points
+        measured after a read flush or warm; none where the manifest has no such key."""
+        if self._clean_l2 is None:
+            setting = "memory.l2.start_dirty=0"
+            self._clean_l2 = (setting,) if self.sim.has_key(setting) else ()
+        return self._clean_l2
 
     def ttgir_args(self, path):
         """The top-level argument names of a TTGIR kernel and whether each is a tensor descriptor
@@ -970,7 +990,9 @@ def build_tma_loaded(ctx, fast):
             def predict(s, boxes=boxes):
                 return s[0]["kernel"]["cycles"] / boxes, "kernel.cycles / boxes"
         else:
-            sims = tuple(Sim(trace_workload("tma_loaded.trace", defines + f" PASSES={n}"), clock, cost * n)
+            # warm: the device's L2 held the warm-up launch's own lines, nothing dirty
+            sims = tuple(Sim(trace_workload("tma_loaded.trace", defines + f" PASSES={n}"), clock, cost * n,
+                             sets=ctx.clean_l2())
                          for n in (2, 1))
 
             def predict(s, boxes=boxes):
@@ -1304,8 +1326,9 @@ def build_attention_triton(ctx, fast):
         points.append(Point("static_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
         if not attention_clocks_borrowed():
+            # ncu's --cache-control all empties the L2: no dirty lines to write back
             points.append(Point("static_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
-                                (sim,), kernel_span))
+                                (replace(sim, sets=sim.sets + ctx.clean_l2()),), kernel_span))
     if attention_clocks_borrowed():
         notes.append(f"SM clocks from {rel(ATTENTION_CLOCKS)} (--attention-clocks); static_span left out")
     return points, notes
@@ -1382,8 +1405,9 @@ def build_attention_cudnn(ctx, fast):
         points.append(Point("fa3_event", label, r.where, clock, r.num("event_us"), (sim,),
                             kernel_event_time))
         if not attention_clocks_borrowed():
+            # ncu's --cache-control all empties the L2: no dirty lines to write back
             points.append(Point("fa3_span", label, ncu.where, clock, ncu.num("ncu_duration_us"),
-                                (sim,), kernel_span))
+                                (replace(sim, sets=sim.sets + ctx.clean_l2()),), kernel_span))
     if attention_clocks_borrowed():
         notes.append(f"SM clocks from {rel(ATTENTION_CLOCKS)} (--attention-clocks); fa3_span left out")
     return points, notes
@@ -1434,7 +1458,7 @@ SUITES = {s.name: s for s in [
            "l2_read_sectors": Metric("sectors", "lts__t_sectors_op_read.sum", fmt="{:.4g}"),
            # the read sectors the SMs send (after the LRC), which is what llc_read_bytes counts
            "l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum", fmt="{:.4g}")},
-          build_gemm_ncu),
+          build_gemm_ncu, flush="clean"),
     Suite("analytical_ncu", "the analytical model (`simfa analyze`) against Nsight Compute's DRAM reads (and "
           "the GEMMs' L2 read requests) of validation/h200/gemm_ncu.csv (and gemm_ncu_cliff.csv, and the "
           "runs repeating them under repeat/ and session41/) and "
@@ -1469,11 +1493,11 @@ SUITES = {s.name: s for s in [
           ["attention/softmax_micro.csv"],
           {"op": Metric("cycles/iter", "one op applied 8 times an iteration (cycles_per_iter)"),
            "softmax": Metric("cycles/iter", "the online softmax step (cycles_per_iter)")},
-          build_compute_micro),
+          build_compute_micro, flush="clean"),
     Suite("gemm_loop", "Triton's GEMM loop on L2-resident tiles, 1 to 264 CTAs, validation/h200/"
           "wgmma_rate.csv (examples/microbench/gemm_loop_l2.trace)", ["wgmma_rate.csv"],
           {"ktile": Metric("cycles", "SM cycles a k-tile (cycles_per_ktile_med)")},
-          build_gemm_loop),
+          build_gemm_loop, flush="clean"),
     Suite("gemm_width", "one short Triton TMA GEMM at 1 to 132 CTAs, one wave, cold L2, on the H100 "
           "(validation/h100/cta_width.csv; the manifest with the H100's DRAM)", ["../h100/cta_width.csv"],
           {"cta_cycles": Metric("cycles", "the slowest CTA's SM cycles (%clock64)", "static TTGIR route")},
@@ -1486,21 +1510,21 @@ SUITES = {s.name: s for s in [
           "(examples/microbench/tma_chase.trace)", ["tma_chase.csv"],
           {f"{mode}_{b}B": Metric("cycles/step", f"{mode} chase, {b} B copies (cycles_per_load)")
            for mode in ("warm", "cold") for b in (128, 16)},
-          build_tma_chase),
+          build_tma_chase, flush="clean"),
     Suite("lrc_merge", "reads of the same lines by several SMs, validation/h200/lrc_merge.csv "
           "(examples/microbench/lrc_merge.trace)", ["lrc_merge.csv"],
           {"l2_tex_read_sectors": Metric("sectors", "lts__t_sectors_srcunit_tex_op_read.sum, cold L2",
                                          fmt="{:.0f}")},
-          build_lrc_merge),
+          build_lrc_merge, flush="clean"),
     Suite("tma_box", "one warm TMA box or bulk copy at a time against its size, validation/h200/"
           "tma_first.csv (examples/microbench/tma_box_warm.trace)", ["tma_first.csv"],
           {"box": Metric("cycles", "a 2D box of R rows x 128 B from the L2 (warm_rows_R)"),
            "bulk": Metric("cycles", "a bulk copy of B bytes from the L2 (warm_bulk_B)")},
-          build_tma_box),
+          build_tma_box, flush="clean"),
     Suite("tma_edge", "warm 2D boxes at the tensor's edge, validation/h200/tma_load.csv `edge` rows "
           "(examples/microbench/tma_edge.trace)", ["tma_load.csv"],
           {"box": Metric("cycles", "cycles a box (cyc_box_med)")},
-          build_tma_edge),
+          build_tma_edge, flush="clean"),
     Suite("tma_ring", "one SM's ring of cold 2D boxes, 1 to 3 in flight, validation/h200/"
           "tma_inflight.csv (examples/microbench/tma_inflight.trace)", ["tma_inflight.csv"],
           {"box": Metric("cycles", "cycles a box (op_bytes / bytes_per_cycle)")},
@@ -1509,7 +1533,7 @@ SUITES = {s.name: s for s in [
           "validation/h200/dram_stride.csv `bw panel` rows (examples/microbench/tma_panel_stream.trace)",
           ["dram_stride.csv"],
           {"bandwidth": Metric("GB/s", "GBps (CUDA-event median of 6 launches)", fmt="{:.0f}")},
-          build_tma_stride),
+          build_tma_stride, flush="clean"),
     Suite("tma_loaded", "128-row boxes streamed by 1 to 264 CTAs through 1 to 8 stages, from DRAM, "
           "from the L2 and all SMs the same lines, validation/h200/tma_loaded.csv "
           "(examples/microbench/tma_loaded.trace)",
@@ -1520,7 +1544,7 @@ SUITES = {s.name: s for s in [
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
-          build_tma_bandwidth),
+          build_tma_bandwidth, flush="clean"),
 ]}
 ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "gemm_width_h200", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
                                "compute_micro", "lrc_merge"]}
@@ -1767,6 +1791,9 @@ def main(argv):
             skipped.append(f"{name}: skipped, {rel(data_path(missing[0]))} is not committed yet")
             continue
         points, notes = suite.build(ctx, args.fast)
+        if suite.flush == "clean":
+            points = [replace(p, sims=tuple(replace(s, sets=s.sets + ctx.clean_l2())
+                                            for s in p.sims)) for p in points]
         if args.max_cost is not None:
             kept = [p for p in points if sum(sim.cost for sim in p.sims) <= args.max_cost]
             if len(kept) < len(points):

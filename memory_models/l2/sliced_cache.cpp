@@ -202,16 +202,18 @@ void SlicedCache::connect(const SliceMap& slice_map, MemoryPort& dram) {
 }
 
 void SlicedCache::fill_dirty() {
-  // A write flush leaves every way holding one of the flush buffer's lines, some written back
-  // already (clean), the rest dirty. Its lines, consecutive from just below the first tensor
-  // (keys stay narrow for the frontends' workloads), go to their sets until every way is taken,
-  // as a sweep leaves them; within a set, the dirty ones are spread through the eviction order
-  // (the k-th line in is dirty when floor((k + 1) x share + phase) passes an integer, the phase
-  // varying by set), so the kernel's misses write back at the share's rate from the first on.
+  // A write flush leaves every way holding one of the flush buffer's lines. The L2 has written
+  // the older ones of each set back already: the dirty ones are a set's newest, so misses evict
+  // clean lines first and write back once a set's clean ones are gone; how many are dirty varies
+  // from set to set, evenly between (2 share - 1) x assoc and 2 share x assoc (within 0 and
+  // assoc), which gives silicon's curve of write-backs against bytes read (docs/calibration.md
+  // §42). The flush buffer's lines, consecutive from just below the first tensor (keys stay
+  // narrow for the frontends' workloads), go to their sets until every way is taken.
   const std::size_t sets = std::size_t{slice_count_} * sets_;
   std::vector<std::uint8_t> filled(sets, 0);
   std::size_t left = sets;
   const std::uint64_t first = line_of(kFlushBufferBase);
+  const double low = std::max(0.0, 2 * start_dirty_ - 1), high = std::min(1.0, 2 * start_dirty_);
   // Every set fills long before the limit with any slice map that spreads lines; a map that
   // never reaches some set leaves it partly empty rather than looping.
   const std::uint64_t limit = std::uint64_t{4} * sets * assoc_;
@@ -220,9 +222,12 @@ void SlicedCache::fill_dirty() {
     const std::uint32_t k = filled[b];
     if (k == assoc_) continue;
     const Way way = install_in_block(0, b, line, false);
-    const double phase = static_cast<double>(b % 61) / 61.0;  // a fixed spread over the sets
-    if (std::floor((k + 1) * start_dirty_ + phase) > std::floor(k * start_dirty_ + phase))
-      mark_dirty(way, full_mask_);
+    // The set's place in [0, 1), a fixed scatter (the golden ratio's fraction), and from it its
+    // dirty count; its last `dirty` lines in are dirty.
+    const double place = static_cast<double>(b) * 0.6180339887498949 -
+                         std::floor(static_cast<double>(b) * 0.6180339887498949);
+    const auto dirty = static_cast<std::uint32_t>(std::lround((low + (high - low) * place) * assoc_));
+    if (k + dirty >= assoc_) mark_dirty(way, full_mask_);
     if (++filled[b] == assoc_) --left;
   }
 }

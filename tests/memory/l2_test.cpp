@@ -270,10 +270,16 @@ TEST(UnifiedL2, WriteBackWriteAllocateWithDirtySectors) {
 }
 
 // start_dirty: the L2 after a write flush, every way holding a line of the flush buffer (from
-// below kFirstTensorBase, never the kernel's own), that share of them dirty: a miss that evicts
-// a dirty one writes it back, a clean one nothing.
-std::vector<SentToDram> misses_after_flush(double start_dirty, std::uint64_t& writebacks) {
-  // 4 slices x 2 sets x 4 ways; 8 line reads at the first tensor, 4 to each set of slice 0... 3.
+// below kFirstTensorBase, never the kernel's own), a share of them dirty, the newest of each set:
+// a miss that evicts a dirty one writes it back, a clean one nothing.
+struct AfterFlush {
+  std::uint64_t writebacks = 0;
+  std::vector<SentToDram> sent;
+};
+
+AfterFlush misses_after_flush(double start_dirty) {
+  // 4 slices x 2 sets x 4 ways; 32 line reads at the first tensor, one every 1000 cycles: line i
+  // goes to slice i % 4, set (i / 4) % 2, so each of the 8 sets takes 4 misses, one every 8.
   Rig<UnifiedL2> rig({{"slices", std::int64_t{4}},
                       {"assoc", std::int64_t{4}},
                       {"size", std::int64_t{4 * 2 * 4} * kLine},
@@ -283,37 +289,46 @@ std::vector<SentToDram> misses_after_flush(double start_dirty, std::uint64_t& wr
   for (std::uint64_t i = 0; i < 32; ++i)
     rig.send_at(1000 * i, read_request(kFirstTensorBase + i * kLine, i, rig.client));
   rig.bench.events.run();
-  writebacks = rig.stat("writebacks");
-  std::vector<SentToDram> sent;
+  AfterFlush out{rig.stat("writebacks"), {}};
   for (const auto& s : rig.dram.sent)
-    sent.push_back({s.at, s.request.addr, s.request.bytes, s.request.write});
-  return sent;
+    out.sent.push_back({s.at, s.request.addr, s.request.bytes, s.request.write});
+  return out;
 }
 
 TEST(UnifiedL2, StartDirtyWritesBackTheFlushBuffersLines) {
-  std::uint64_t writebacks = 0;
   // Empty: 32 fetches, nothing written back.
-  auto sent = misses_after_flush(0, writebacks);
-  EXPECT_EQ(writebacks, 0u);
-  EXPECT_EQ(sent.size(), 32u);
-  // Full of dirty lines: each of the 32 misses evicts one whole flush-buffer line.
-  sent = misses_after_flush(1, writebacks);
-  EXPECT_EQ(writebacks, 32u);
-  ASSERT_EQ(sent.size(), 64u);
+  AfterFlush run = misses_after_flush(0);
+  EXPECT_EQ(run.writebacks, 0u);
+  EXPECT_EQ(run.sent.size(), 32u);
+  // Every line dirty: each of the 32 misses evicts one whole flush-buffer line, at its fill.
+  run = misses_after_flush(1);
+  EXPECT_EQ(run.writebacks, 32u);
+  ASSERT_EQ(run.sent.size(), 64u);
   std::set<Addr> written;
-  for (const SentToDram& s : sent) {
+  for (const SentToDram& s : run.sent) {
     if (!s.write) continue;
     EXPECT_LT(s.addr, kFirstTensorBase);
     EXPECT_GE(s.addr, kFirstTensorBase - (Addr{1} << 30));
     EXPECT_EQ(s.bytes, kLine);
-    EXPECT_EQ(s.at % 1000, 100u);  // at the fill that evicts it
+    EXPECT_EQ(s.at % 1000, 100u);
     written.insert(s.addr);
   }
-  EXPECT_EQ(written.size(), 32u);  // 32 distinct lines: every way of every set held one
-  // Half of each set's lines dirty: the 32 misses evict all 32 flush lines, 16 written back.
-  sent = misses_after_flush(0.5, writebacks);
-  EXPECT_EQ(writebacks, 16u);
-  EXPECT_EQ(sent.size(), 48u);
+  EXPECT_EQ(written.size(), 32u);  // every way of every set held one
+  // A share: more of it, more written back; at 0.75 every set has at least 2 of 4 dirty.
+  std::uint64_t last = 0;
+  for (double share : {0.25, 0.5, 0.75}) {
+    run = misses_after_flush(share);
+    EXPECT_GE(run.writebacks, last) << share;
+    EXPECT_LT(run.writebacks, 32u) << share;
+    EXPECT_EQ(run.sent.size(), 32u + run.writebacks) << share;
+    last = run.writebacks;
+    // The dirty lines are each set's newest: once a set's miss wrote back, its later ones do.
+    std::vector<int> wrote(32, 0);  // by miss
+    for (const SentToDram& s : run.sent)
+      if (s.write) wrote[(s.at - 100) / 1000] = 1;
+    for (std::uint64_t i = 8; i < 32; ++i) EXPECT_GE(wrote[i], wrote[i - 8]) << share << " " << i;
+  }
+  EXPECT_GE(last, 16u);
 }
 
 TEST(UnifiedL2, LinesFarFromTheFirstAreToldApartByTheirLines) {

@@ -102,7 +102,9 @@ std::string manifest() {
   return env && *env ? std::string(env) : source("configs/h200.toml");
 }
 
-// One `simfa run MANIFEST` of a microbenchmark trace with `defines`, at `clock_mhz`.
+// One `simfa run MANIFEST` of a microbenchmark trace with `defines`, at `clock_mhz`, from an
+// empty L2: both tables here were measured after a flush that reads 256 MiB (membench.cu's
+// flush_read), which leaves no dirty line (docs/calibration.md §42).
 SimRun simulate(const std::string& trace, const std::string& defines, double clock_mhz,
              const std::string& tag) {
   const fs::path dir = temp_dir();
@@ -112,7 +114,9 @@ SimRun simulate(const std::string& trace, const std::string& defines, double clo
                           << source("examples/microbench/" + trace) << "\"\ndefines = \"" << defines
                           << "\"\n";
   const std::string cmd = fmt::format(
-      "{} run {} --workload {} --set gpu.clock_mhz={} --stats {} --quiet 2>&1", SIMFA_BINARY,
+      "{} run {} --workload {} --set gpu.clock_mhz={} --set memory.l2.start_dirty=0 --stats {} "
+      "--quiet 2>&1",
+      SIMFA_BINARY,
       manifest(), workload.string(), clock_mhz, stats.string());
   SimRun run;
   FILE* pipe = popen(cmd.c_str(), "r");
