@@ -84,10 +84,10 @@ void SlicedCache::describe(Schema& schema) {
            "power of two apart spread over every set (docs/memory-hierarchy.md §2)");
   // What a timed "cold L2" holds depends on how it was emptied: a write flush (triton's do_bench,
   // `cache.zero_()` of 256 MiB; validation/h200's GEMM, attention and ring runs) leaves every set
-  // full of the flush buffer's dirty lines, which the kernel's misses write back; a read flush
-  // (membench.cu's and dram_stride.cu's flush_read) leaves clean lines, as good as empty.
+  // full of the flush buffer's lines, part of them dirty, which the kernel's misses write back; a
+  // read flush (membench.cu's and dram_stride.cu's flush_read) leaves clean ones, as good as empty.
   schema.real("start_dirty")
-      .unit("share of ways")
+      .unit("share of lines")
       .def(0)
       .range(0, 1)
       .doc("the L2 at the start as a write flush leaves it (such as do_bench's cache.zero_()): "
