@@ -423,6 +423,10 @@ class Suite:
     # points run with start_dirty = 0 (docs/calibration.md §42).
     flush: str = "write"
 
+    def __post_init__(self):
+        if self.flush not in ("write", "clean"):
+            raise ValueError(f"suite {self.name}: flush must be 'write' or 'clean', not '{self.flush}'")
+
 
 class Context:
     def __init__(self, simulator, routes=("static", "gemm", "trace")):
