@@ -230,6 +230,19 @@ void SlicedCache::fill_dirty() {
     if (k + dirty >= assoc_) mark_dirty(way, full_mask_);
     if (++filled[b] == assoc_) --left;
   }
+  // The flush lines keep their own lines (kWideKey), and the narrow keys' window is left to the
+  // workload's first line: a workload far from the buffer (a trace's tensors at 8 GiB) would
+  // otherwise get wide keys and a scan of the set's wide ways at every lookup.
+  if (wide_lines_.empty()) wide_lines_.assign(sets * assoc_, 0);
+  for (std::size_t b = 0; b < sets; ++b) {
+    std::uint64_t* set = block(b);
+    for (std::uint32_t w = 0; w < assoc_; ++w) {
+      if (keys(set)[w] == 0) continue;
+      wide_lines_[b * assoc_ + w] = line_in(b, set, w);
+      keys(set)[w] = kWideKey;
+    }
+  }
+  key_base_set_ = false;
 }
 
 void SlicedCache::finish(Cycle end) {
