@@ -32,7 +32,9 @@ Hbm3Channel::Hbm3Channel(std::uint32_t index, const Hbm3Organization& o, const H
       banks_per_pc_(static_cast<std::uint32_t>(o.bank_groups * o.banks_per_group)),
       groups_per_pc_(static_cast<std::uint32_t>(o.bank_groups)),
       words_per_pc_((banks_per_pc_ + 63) / 64),
-      bank_bits_(std::bit_width(static_cast<std::uint64_t>(o.pseudo_channels) * banks_per_pc_ - 1)),
+      // libstdc++ 12's bit_width returns its argument's type, not C++20's int.
+      bank_bits_(static_cast<int>(
+          std::bit_width(static_cast<std::uint64_t>(o.pseudo_channels) * banks_per_pc_ - 1))),
       bank_mask_((std::uint64_t{1} << bank_bits_) - 1),
       seq_limit_(kRowCommandKey >> bank_bits_),
       burst_bytes_(static_cast<std::uint32_t>(o.burst_bytes())),
