@@ -123,6 +123,14 @@ Hbm3Timing resolve_timing(const Params& params, const Hbm3Preset& preset) {
     if (tck <= 0) params.fail("tCK_ns", "tCK_ns must be -1 (the preset's) or positive");
     t.tCK_ns = tck;
   }
+  // A channel refreshes all its banks at once or one at a time: with both, the all-bank REF, which
+  // waits for every bank, would wait forever behind the per-bank ones, and no access would issue.
+  if (t.nREFI > 0 && t.nREFIpb > 0)
+    params.fail("nREFIpb",
+                "nREFIpb = " + std::to_string(t.nREFIpb) +
+                    " asks for per-bank refresh while nREFI = " + std::to_string(t.nREFI) +
+                    " (the preset's unless set) asks for all-bank refresh: set nREFI = 0 "
+                    "for per-bank refresh, or nREFIpb = 0 for all-bank");
   return t;
 }
 

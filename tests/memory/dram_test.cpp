@@ -255,7 +255,17 @@ TEST(Hbm3Presets, BadValuesAreInputErrors) {
   EXPECT_THROW(bench.make<Hbm3Dram>({{"interleave_bytes", std::int64_t{48}}}), InputError);
   EXPECT_THROW(bench.make<Hbm3Dram>({{"interleave_bytes", std::int64_t{2048}}}), InputError);
   EXPECT_THROW(bench.make<Hbm3Dram>({{"pc_width_bits", std::int64_t{3}}}), InputError);
-  for (const char* mapping : {"CoRoBaBgStChPc", "RoCoBaBgStChCh", "RoCoBaBgStCh", "RoCoBaBgStChPcXx"}) {
+  // Per-bank refresh beside the preset's all-bank refresh: the REF would starve every access.
+  try {
+    bench.make<Hbm3Dram>({{"nREFIpb", std::int64_t{80}}, {"nRFCpb", std::int64_t{293}}});
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("set nREFI = 0"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(
+      bench.make<Hbm3Dram>({{"nREFI", std::int64_t{0}}, {"nREFIpb", std::int64_t{80}}}));
+  for (const char* mapping :
+       {"CoRoBaBgStChPc", "RoCoBaBgStChCh", "RoCoBaBgStCh", "RoCoBaBgStChPcXx"}) {
     SCOPED_TRACE(mapping);
     try {
       bench.make<Hbm3Dram>({{"address_mapping", std::string(mapping)}});
