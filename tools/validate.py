@@ -30,6 +30,9 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   tma_stride     dram_stride.csv (`bw panel` rows) -> tma_panel_stream.trace -> GB/s
   tma_loaded     tma_loaded.csv -> tma_loaded.trace (warm modes by difference of two passes and
                  one) -> cycles per box
+  l2_writeback   ../h100/dirty_l2/ (ncu's write-backs, CUDA events after a write and a read flush)
+                 -> tma_bulk_stream.trace from the manifest's start and from an empty L2, with the
+                 H100's memory system -> MB written back, us added
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
 
@@ -1207,6 +1210,110 @@ def build_tma_bandwidth(ctx, fast):
     return points, notes
 
 
+# l2_writeback ------------------------------------------------------------------------------------
+
+# validation/h100/dirty_l2/ ran on the lent H100 (env.txt: 1980 MHz at most; its samples read 1980
+# under load and 345 idle between launches). Its twin runs with the H100's memory system, these keys
+# as configs/h100.toml sets them (each kept where the manifest takes it): the clocks of the memory
+# domain and the launch, the L2's 50 MiB in 160 slices with their latencies and rate, the HBM3's
+# preset and refresh.
+WRITEBACK_MHZ = 1980.0
+WRITEBACK_KEYS = ("gpu.memory_clock_mhz", "gpu.launch_overhead_ns", "memory.l2.size", "memory.l2.slices",
+                  "memory.l2.hit_latency", "memory.l2.requests_per_cycle", "memory.l2.far_latency",
+                  "memory.dram.preset", "memory.dram.nREFI", "memory.dram.nREFIpb", "memory.dram.nRFCpb")
+# 8 MiB is left out: the H100 writes back 0.48 MB there (2% of its dirty lines), a difference too
+# small to compare as a relative error; 512 MiB adds nothing past 96 and costs 25 s of simulation.
+WRITEBACK_MIB = (16, 32, 48, 64, 96, 128)
+WRITEBACK_FAST = {16, 64}
+
+
+def ncu_launches(path):
+    """An `ncu --csv` log's launches in order: ({metric: (value, unit)}, the line of its first row)."""
+    lines = Path(path).read_text().splitlines()
+    table = [(n, line) for n, line in enumerate(lines, start=1) if line.startswith('"')]
+    if not table:
+        raise ValidationError(f"{rel(path)}: no ncu CSV rows")
+    reader = csv.DictReader(line for _, line in table)
+    launches, order = {}, []
+    for (n, _), row in zip(table[1:], reader):
+        for key in ("ID", "Metric Name", "Metric Value", "Metric Unit"):
+            if row.get(key) is None:
+                raise ValidationError(f"{rel(path)}:{n}: no '{key}' column")
+        if row["ID"] not in launches:
+            launches[row["ID"]] = ({}, n)
+            order.append(row["ID"])
+        launches[row["ID"]][0][row["Metric Name"]] = (row["Metric Value"], row["Metric Unit"])
+    return [launches[i] for i in order]
+
+
+def megabytes(value, unit, where):
+    scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3}.get(unit)
+    try:
+        return float(value.replace(",", "")) * scale
+    except (TypeError, ValueError):
+        raise ValidationError(f"{where}: {value!r} {unit!r} is not a byte count") from None
+
+
+def h100_settings(keys):
+    """`KEY=VALUE` of each key as configs/h100.toml sets it."""
+    path = ROOT / "configs" / "h100.toml"
+    with open(path, "rb") as f:
+        manifest = tomllib.load(f)
+    settings = []
+    for key in keys:
+        value = manifest
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                raise ValidationError(f"{rel(path)}: no {key}")
+            value = value[part]
+        settings.append(f"{key}={value}")
+    return tuple(settings)
+
+
+def build_l2_writeback(ctx, fast):
+    """validation/h100/dirty_l2/: torch's sum of N MiB after a 256 MiB write flush (the L2 left
+    dirty) against a read flush (clean). `writeback`: ncu's dram__bytes_write.sum after the write
+    flush against the twin's DRAM writes from the manifest's start (memory.l2.start_dirty); `added`:
+    the CUDA-event time the write flush adds against the twin's event time from that start over an
+    empty L2. The twin is examples/microbench/tma_bulk_stream.trace reading the same N MiB once
+    (docs/calibration.md §42, §43)."""
+    folder = H200.parent / "h100" / "dirty_l2"
+    timed = read_csv(folder / "dirty_l2.csv", required=("flush", "mib", "event_us_med"))
+    order = read_csv(folder / "dirty_l2_order.csv", required=("flush", "mib"))
+    launches = ncu_launches(folder / "dirty_l2_ncu.csv")
+    if len(launches) != len(order):
+        raise ValidationError(f"{rel(folder / 'dirty_l2_ncu.csv')}: {len(launches)} launches against "
+                              f"{len(order)} rows of {rel(folder / 'dirty_l2_order.csv')}")
+    written = {}
+    for row, (metrics, line) in zip(order, launches):
+        where = f"{rel(folder / 'dirty_l2_ncu.csv')}:{line}"
+        if "dram__bytes_write.sum" not in metrics:
+            raise ValidationError(f"{where}: no dram__bytes_write.sum")
+        written[(row.text("flush"), row.int("mib"))] = (megabytes(*metrics["dram__bytes_write.sum"], where), where)
+    event = {(r.text("flush"), r.int("mib")): r for r in timed}
+    sets = tuple(kv for kv in h100_settings(WRITEBACK_KEYS) if ctx.sim.has_key(kv))
+    points, notes = [], []
+    for mib in WRITEBACK_MIB:
+        if fast and mib not in WRITEBACK_FAST:
+            continue
+        if ("write", mib) not in written or ("write", mib) not in event or ("read", mib) not in event:
+            notes.append(f"{rel(folder)}: no write- and read-flushed runs of {mib} MiB")
+            continue
+        bytes_ = mib * MiB
+        workload = trace_workload("tma_bulk_stream.trace", f"TOTAL={bytes_} SRC={bytes_} STAGES=4")
+        dirty = Sim(workload, WRITEBACK_MHZ, 0.05 * mib, sets=sets)
+        clean = replace(dirty, sets=sets + ctx.clean_l2())
+        mb, where = written[("write", mib)]
+        points.append(Point("writeback", f"{mib} MiB read", where, WRITEBACK_MHZ, mb, (dirty,),
+                            lambda s: (s[0]["memory"]["dram_write_bytes"] / 1e6, "memory.dram_write_bytes")))
+        w, r = event[("write", mib)], event[("read", mib)]
+        points.append(Point("added", f"{mib} MiB read", w.where, WRITEBACK_MHZ,
+                            w.num("event_us_med") - r.num("event_us_med"), (clean, dirty),
+                            lambda s: (s[1]["kernel"]["event_us"] - s[0]["kernel"]["event_us"],
+                                       "kernel.event_us difference")))
+    return points, notes
+
+
 # lrc_merge ---------------------------------------------------------------------------------------
 
 # lrc_merge.csv's cases of each kind, bulk copies: two SMs of a GPC (1), of two GPCs (21), the
@@ -1545,13 +1652,21 @@ SUITES = {s.name: s for s in [
           {"box": Metric("cycles", "box_cycles_med (a CTA's span / 128 boxes, median of 5 launches)",
                          fmt="{:.0f}")},
           build_tma_loaded),
+    Suite("l2_writeback", "the dirty L2 a write flush leaves, written back by a DRAM read stream: "
+          "validation/h100/dirty_l2/ (the lent H100; examples/microbench/tma_bulk_stream.trace with the "
+          "H100's memory system)", ["../h100/dirty_l2/dirty_l2.csv"],
+          {"writeback": Metric("MB", "dram__bytes_write.sum after a write flush (ncu, --cache-control none)",
+                               fmt="{:.1f}"),
+           "added": Metric("us", "event_us_med after a write flush minus after a read flush (15 launches each)",
+                           fmt="{:.2f}")},
+          build_l2_writeback),
     Suite("tma_bandwidth", "TMA bandwidth of validation/h200/bandwidth.csv (examples/microbench/"
           "tma_bulk_stream.trace, tma_2d_stream.trace)", ["bandwidth.csv"],
           {"bandwidth": Metric("GB/s", "GBps (median of the 4 GiB stream)", fmt="{:.0f}")},
           build_tma_bandwidth, flush="clean"),
 ]}
 ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "gemm_width_h200", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
-                               "compute_micro", "lrc_merge"]}
+                               "compute_micro", "lrc_merge", "l2_writeback"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------
