@@ -30,9 +30,9 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   tma_stride     dram_stride.csv (`bw panel` rows) -> tma_panel_stream.trace -> GB/s
   tma_loaded     tma_loaded.csv -> tma_loaded.trace (warm modes by difference of two passes and
                  one) -> cycles per box
-  l2_writeback   ../h100/dirty_l2/ (ncu's write-backs, CUDA events after a write and a read flush)
-                 -> tma_bulk_stream.trace from the manifest's start and from an empty L2, with the
-                 H100's memory system -> MB written back, us added
+  l2_writeback   validation/h100/dirty_l2/, whatever --data says (ncu's write-backs, CUDA events
+                 after a write and a read flush) -> tma_bulk_stream.trace from the manifest's start
+                 and from an empty L2, with the H100's memory system -> MB written back, us added
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
 
@@ -1217,6 +1217,7 @@ def build_tma_bandwidth(ctx, fast):
 # as configs/h100.toml sets them (each kept where the manifest takes it): the clocks of the memory
 # domain and the launch, the L2's 50 MiB in 160 slices with their latencies and rate, the HBM3's
 # preset and refresh.
+WRITEBACK_DATA = ROOT / "validation" / "h100" / "dirty_l2"   # the H100's, whatever --data says
 WRITEBACK_MHZ = 1980.0
 WRITEBACK_KEYS = ("gpu.memory_clock_mhz", "gpu.launch_overhead_ns", "memory.l2.size", "memory.l2.slices",
                   "memory.l2.hit_latency", "memory.l2.requests_per_cycle", "memory.l2.far_latency",
@@ -1277,7 +1278,7 @@ def build_l2_writeback(ctx, fast):
     the CUDA-event time the write flush adds against the twin's event time from that start over an
     empty L2. The twin is examples/microbench/tma_bulk_stream.trace reading the same N MiB once
     (docs/calibration.md §42, §43)."""
-    folder = H200.parent / "h100" / "dirty_l2"
+    folder = WRITEBACK_DATA
     timed = read_csv(folder / "dirty_l2.csv", required=("flush", "mib", "event_us_med"))
     order = read_csv(folder / "dirty_l2_order.csv", required=("flush", "mib"))
     launches = ncu_launches(folder / "dirty_l2_ncu.csv")
@@ -1654,7 +1655,7 @@ SUITES = {s.name: s for s in [
           build_tma_loaded),
     Suite("l2_writeback", "the dirty L2 a write flush leaves, written back by a DRAM read stream: "
           "validation/h100/dirty_l2/ (the lent H100; examples/microbench/tma_bulk_stream.trace with the "
-          "H100's memory system)", ["../h100/dirty_l2/dirty_l2.csv"],
+          "H100's memory system)", [str(WRITEBACK_DATA / "dirty_l2.csv")],
           {"writeback": Metric("MB", "dram__bytes_write.sum after a write flush (ncu, --cache-control none)",
                                fmt="{:.1f}"),
            "added": Metric("us", "event_us_med after a write flush minus after a read flush (15 launches each)",
