@@ -11,28 +11,19 @@ Launches whose ncu SM clock is more than 3% from the span's are left out. ncu's 
 ~0.7 us over the span on the tiny launches, whose L2 holds nothing dirty to write back: read the
 categories against each other, not as absolute costs (docs/calibration.md §43)."""
 import argparse
-import csv
 import statistics
 import sys
 from pathlib import Path
 
+from validate import ValidationError, gemm_config, read_csv
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def key(row):
-    return tuple(row[k] for k in ("M", "N", "K", "block_m", "block_n"))
-
-
-def label(row):
-    return (f"{row['M']}x{row['N']}x{row['K']} {row['block_m']}x{row['block_n']}x{row['block_k']} "
-            f"s{row['stages']} w{row['warps']} g{row['group_m']}")
 
 
 def spans(path):
     """{point label: predicted span} of a validate.py --csv run's gemm_suite static_span rows."""
-    with open(path, newline="") as f:
-        return {r["point"]: float(r["predicted"]) for r in csv.DictReader(f)
-                if r["suite"] == "gemm_suite" and r["metric"] == "static_span"}
+    return {r.text("point"): r.num("predicted") for r in read_csv(path, ("suite", "metric", "point", "predicted"))
+            if r.text("suite") == "gemm_suite" and r.text("metric") == "static_span"}
 
 
 def main(argv=None):
@@ -43,22 +34,22 @@ def main(argv=None):
     if len(args.runs) not in (0, 2):
         ap.error("give both runs, DIRTY.csv and CLEAN.csv, or neither")
     data = Path(args.data)
-    with open(data / "gemm_ncu.csv", newline="") as f:
+    try:
         ncu = {}
-        for r in csv.DictReader(f):
-            ncu.setdefault(key(r), r)   # the first profile of a launch
-    dirty, clean = (spans(p) for p in args.runs) if args.runs else ({}, {})
-    by_category = {}
-    with open(data / "gemm_suite.csv", newline="") as f:
-        for r in csv.DictReader(f):
-            n = ncu.get(key(r))
-            if n is None or abs(float(n["gpc_mhz"]) / float(r["inkernel_sm_mhz"]) - 1) > 0.03:
+        for r in read_csv(data / "gemm_ncu.csv", ("M", "N", "K", "gpu_time_us", "gpc_mhz")):
+            ncu.setdefault(gemm_config(r).label, r)   # the first profile of a launch
+        dirty, clean = (spans(p) for p in args.runs) if args.runs else ({}, {})
+        by_category = {}
+        for r in read_csv(data / "gemm_suite.csv", ("M", "N", "K", "category", "span_us", "inkernel_sm_mhz")):
+            p = gemm_config(r).label
+            n = ncu.get(p)
+            if n is None or abs(n.num("gpc_mhz") / r.num("inkernel_sm_mhz") - 1) > 0.03:
                 continue
-            span = float(r["span_us"])
-            added = span - float(n["gpu_time_us"])
-            p = label(r)
+            span = r.num("span_us")
             model = dirty[p] - clean[p] if p in dirty and p in clean else None
-            by_category.setdefault(r["category"], []).append((added, span, model))
+            by_category.setdefault(r.text("category"), []).append((span - n.num("gpu_time_us"), span, model))
+    except ValidationError as e:
+        sys.exit(f"error: {e}")
     if not by_category:
         sys.exit(f"{data}: no launch in both gemm_suite.csv and gemm_ncu.csv")
     print("| category | launches | H200: span - ncu time, median (us, % of span) | model: dirty - clean start |")

@@ -15,12 +15,13 @@ import write_flush_cost  # noqa: E402
 
 SUITE = ["M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "group_m", "category",
          "span_us", "inkernel_sm_mhz"]
-NCU = ["M", "N", "K", "block_m", "block_n", "gpu_time_us", "gpc_mhz"]
+NCU = ["M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "group_m", "gpu_time_us",
+       "gpc_mhz"]
 
 
 def launch(m, category, span, ncu_time, ncu_mhz=1800):
-    shape = [m, 128, 4096, 128, 128]
-    return (shape[:5] + [64, 3, 4, 1, category, span, 1800], shape + [ncu_time, ncu_mhz])
+    config = [m, 128, 4096, 128, 128, 64, 3, 4, 1]
+    return (config + [category, span, 1800], config + [ncu_time, ncu_mhz])
 
 
 class WriteFlushCostTest(ValidateCsvCase):
