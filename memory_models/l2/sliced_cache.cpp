@@ -224,8 +224,8 @@ void SlicedCache::fill_dirty() {
     const Way way = install_in_block(0, b, line, false);
     // The set's place in [0, 1), a fixed scatter (the golden ratio's fraction), and from it its
     // dirty count; its last `dirty` lines in are dirty.
-    const double place = static_cast<double>(b) * 0.6180339887498949 -
-                         std::floor(static_cast<double>(b) * 0.6180339887498949);
+    const double scattered = static_cast<double>(b) * 0.6180339887498949;
+    const double place = scattered - std::floor(scattered);
     const auto dirty = static_cast<std::uint32_t>(std::lround((low + (high - low) * place) * assoc_));
     if (k + dirty >= assoc_) mark_dirty(way, full_mask_);
     if (++filled[b] == assoc_) --left;
