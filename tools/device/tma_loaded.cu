@@ -23,7 +23,10 @@
 //   tma_loaded OUT.csv [PITCH [CTAS STAGES]]
 //
 // PITCH (default 8192) moves the rows apart for `own` alone (run_pitch.sh: 128, 1024, 8192 B);
-// CTAS STAGES run that `own` row alone (run_pitch.sh's ncu pass).
+// CTAS STAGES run that `own` row alone (run_pitch.sh's ncu pass). A PITCH that is a multiple of
+// 16 but not of 128 starts the rows at every 16-byte offset of its class inside a line, as the
+// GEMM suite's K = 1000, 1544 or 3000 do (run_misaligned.sh; docs/calibration.md §44). With
+// ALL_MODES=1 in the environment the warm modes run at any PITCH too.
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o tma_loaded tma_loaded.cu
 // -lcuda
@@ -95,14 +98,17 @@ int main(int argc, char** argv) {
     fprintf(stderr, "tma_loaded: CTAS must be 1 to %d and STAGES 1 to %d\n", kMaxCtas, kMaxStages);
     return 2;
   }
-  // PITCH (bytes a row, a multiple of 128): 8192 as the GEMM suite's K = 4096; 128 makes every box
-  // 16 KiB of contiguous bytes and the CTAs' boxes neighbours, a stream with the same bytes in
-  // flight whose lines share DRAM rows (`own` only: the other modes keep 8192).
+  // PITCH (bytes a row, at least 128, a multiple of 16 as a tensor map's stride must be): 8192 as
+  // the GEMM suite's K = 4096; 128 makes every box 16 KiB of contiguous bytes and the CTAs' boxes
+  // neighbours, a stream with the same bytes in flight whose lines share DRAM rows (`own` only
+  // unless ALL_MODES=1: the other modes keep 8192).
   const uint32_t pitch = argc >= 3 ? (uint32_t)atoi(argv[2]) : kDefaultPitch;
-  if (pitch < 128 || pitch % 128 != 0) {
-    fprintf(stderr, "tma_loaded: PITCH must be a positive multiple of 128 (got %s)\n", argv[2]);
+  if (pitch < 128 || pitch % 16 != 0) {
+    fprintf(stderr, "tma_loaded: PITCH must be a multiple of 16 of at least 128 (got %s)\n", argv[2]);
     return 2;
   }
+  const char* all_modes_env = getenv("ALL_MODES");
+  const bool all_modes = all_modes_env != nullptr && all_modes_env[0] == '1';
   CK(cudaSetDevice(0));
   const int cols = (int)(pitch / 128);
   const u64 rows = (u64)(kCap + cols - 1) / cols * kMaxCtas * 128;
@@ -124,7 +130,7 @@ int main(int argc, char** argv) {
   }
   fprintf(f, "mode,ctas,stages,boxes,box_cycles_med,op_cycles_med,op_cycles_p90,GBps,sm_mhz,pitch\n");
   for (int mode : {kOwn, kOwnWarm, kSame}) {
-    if (mode != kOwn && (pitch != kDefaultPitch || only_ctas != 0)) continue;
+    if (mode != kOwn && ((pitch != kDefaultPitch && !all_modes) || only_ctas != 0)) continue;
     for (int ctas : {1, 8, 33, 66, 132, 264})
       for (int stages : {1, 2, 3, 4, 6, 8}) {
         if (only_ctas != 0 && (ctas != only_ctas || stages != only_stages)) continue;
