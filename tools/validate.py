@@ -33,6 +33,9 @@ Suites (validation/h200/ file -> how simfa runs it -> what is compared; docs/val
   l2_writeback   validation/h100/dirty_l2/, whatever --data says (ncu's write-backs, CUDA events
                  after a write and a read flush) -> tma_bulk_stream.trace from the manifest's start
                  and from an empty L2, with the H100's memory system -> MB written back, us added
+  tma_misaligned validation/h100/misaligned/, whatever --data says (tma_loaded's rings at row pitches
+                 8192, 8208, 8256 B) -> tma_loaded.trace with COLS = pitch / 2 and the H100's memory
+                 system -> a ring's cycles a box at the odd pitch over at 8192 B
 The row-to-workload mappings read columns by header name, so new columns break nothing. A
 point the `gemm:` generator rejects (a config it cannot express) is left out with a note.
 
@@ -968,6 +971,30 @@ TMA_LOADED_FAST = {("own", 1, 1), ("own", 132, 2), ("own", 264, 2), ("own_warm",
                    ("same", 264, 2)}
 
 
+def tma_loaded_sims(ctx, mode, ctas, stages, boxes, clock, defines="", sets=()):
+    """tma_loaded.trace's twin of one ring: its simulations and the cycles a box they give (`own`:
+    kernel.cycles / boxes; the warm modes by difference of two passes and one, the device's
+    warm-up launch, from a clean L2: it held the warm-up launch's own lines, nothing dirty)."""
+    cb, bs, w = TMA_LOADED_MODES[mode]
+    defines = (f"CTAS={ctas} STAGES={stages} CB={cb} BS={ctas if bs is None else bs} W={w} PASS={boxes}"
+               + (f" {defines}" if defines else ""))
+    # ~10 s for 264 CTAs of 128 boxes (Release, session 29), in proportion to the boxes
+    cost = 10.0 * ctas * boxes / (264 * 128)
+    if mode == "own":
+        sims = (Sim(trace_workload("tma_loaded.trace", defines + " PASSES=1"), clock, cost, sets=sets),)
+
+        def cycles(s):
+            return s[0]["kernel"]["cycles"] / boxes, "kernel.cycles / boxes"
+        return sims, cycles
+    sims = tuple(Sim(trace_workload("tma_loaded.trace", defines + f" PASSES={n}"), clock, cost * n,
+                     sets=sets + ctx.clean_l2())
+                 for n in (2, 1))
+
+    def cycles(s):
+        return (s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / boxes, "kernel.cycles difference / boxes"
+    return sims, cycles
+
+
 def build_tma_loaded(ctx, fast):
     """tma_loaded.csv: 1 to 264 CTAs each streaming 128-row boxes of rows 8 KiB apart through 1 to
     8 stages, from DRAM (`own`) or the L2 (`own_warm`, `same`); SM cycles a box = a CTA's span /
@@ -986,28 +1013,53 @@ def build_tma_loaded(ctx, fast):
         if ctas > 132 and 2 * (stages * 16 + 1 + 1) > H200_SMEM_PER_SM_KIB:
             continue  # two CTAs of this ring (and 1 KiB each the driver keeps) do not fit an SM:
             # the device ran two waves, which the row's per-CTA figure does not show
-        cb, bs, w = TMA_LOADED_MODES[mode]
-        defines = f"CTAS={ctas} STAGES={stages} CB={cb} BS={ctas if bs is None else bs} W={w} PASS={boxes}"
-        clock = row.num("sm_mhz")
-        # ~10 s for 264 CTAs of 128 boxes (Release, session 29), in proportion to the boxes
-        cost = 10.0 * ctas * boxes / (264 * 128)
-        if mode == "own":
-            sims = (Sim(trace_workload("tma_loaded.trace", defines + " PASSES=1"), clock, cost),)
-
-            def predict(s, boxes=boxes):
-                return s[0]["kernel"]["cycles"] / boxes, "kernel.cycles / boxes"
-        else:
-            # warm: the device's L2 held the warm-up launch's own lines, nothing dirty
-            sims = tuple(Sim(trace_workload("tma_loaded.trace", defines + f" PASSES={n}"), clock, cost * n,
-                             sets=ctx.clean_l2())
-                         for n in (2, 1))
-
-            def predict(s, boxes=boxes):
-                return ((s[0]["kernel"]["cycles"] - s[1]["kernel"]["cycles"]) / boxes,
-                        "kernel.cycles difference / boxes")
+        sims, predict = tma_loaded_sims(ctx, mode, ctas, stages, boxes, row.num("sm_mhz"))
         label = f"{mode}, {ctas} CTA{'s' if ctas > 1 else ''}, {stages} stage{'s' if stages > 1 else ''}"
-        points.append(Point("box", label, row.where, clock, row.num("box_cycles_med"), sims, predict))
+        points.append(Point("box", label, row.where, row.num("sm_mhz"), row.num("box_cycles_med"), sims, predict))
     return points, []
+
+
+# tma_misaligned: validation/h100/misaligned/ (the lent H100's, whatever --data says), tma_loaded's
+# rings at a row pitch of 8192 B and at 8208 and 8256 B, whose rows start 16 and 64 bytes into a
+# line, run with the H100's memory system (WRITEBACK_KEYS below). The metric is a ring's cycles a
+# box at the odd pitch over the same ring's at 8192 B: what the rows' extra L2 requests cost,
+# apart from what the model gets wrong at every pitch (docs/calibration.md §44).
+MISALIGNED_DATA = ROOT / "validation" / "h100" / "misaligned"
+MISALIGNED_PITCHES = (8208, 8256)
+MISALIGNED_RINGS = (("own", 1, 1), ("own_warm", 1, 1), ("same", 1, 1), ("own_warm", 132, 2),
+                    ("own_warm", 264, 2), ("same", 264, 2))
+MISALIGNED_FAST = {("own_warm", 1, 1), ("own_warm", 132, 2)}
+
+
+def build_tma_misaligned(ctx, fast):
+    """validation/h100/misaligned/tma_loaded_misaligned.csv: each ring's box cycles at pitch P over
+    the same ring's at 8192 B, against tma_loaded.trace's with COLS = P / 2 and 4096."""
+    rows = read_csv(MISALIGNED_DATA / "tma_loaded_misaligned.csv",
+                    required=("mode", "ctas", "stages", "boxes", "box_cycles_med", "sm_mhz", "pitch"))
+    by_ring = {(r.text("mode"), r.int("ctas"), r.int("stages"), r.int("pitch")): r for r in rows}
+    sets = tuple(kv for kv in h100_settings(WRITEBACK_KEYS) if ctx.sim.has_key(kv))
+    points, notes = [], []
+    for mode, ctas, stages in MISALIGNED_RINGS:
+        if fast and (mode, ctas, stages) not in MISALIGNED_FAST:
+            continue
+        base = by_ring.get((mode, ctas, stages, 8192))
+        for pitch in MISALIGNED_PITCHES:
+            row = by_ring.get((mode, ctas, stages, pitch))
+            if base is None or row is None:
+                notes.append(f"{rel(MISALIGNED_DATA)}: no {mode} ring of {ctas} CTAs x {stages} at 8192 "
+                             f"and {pitch} B")
+                continue
+            odd, odd_cycles = tma_loaded_sims(ctx, mode, ctas, stages, row.int("boxes"), row.num("sm_mhz"),
+                                              f"COLS={pitch // 2}", sets)
+            even, even_cycles = tma_loaded_sims(ctx, mode, ctas, stages, base.int("boxes"), row.num("sm_mhz"),
+                                                "COLS=4096", sets)
+
+            def predict(s, n=len(odd), odd_cycles=odd_cycles, even_cycles=even_cycles):
+                return odd_cycles(s[:n])[0] / even_cycles(s[n:])[0], "box cycles at the pitch / at 8192 B"
+            points.append(Point("penalty", f"{mode}, {ctas} x {stages}, pitch {pitch} B", row.where,
+                                row.num("sm_mhz"), row.num("box_cycles_med") / base.num("box_cycles_med"),
+                                odd + even, predict))
+    return points, notes
 
 
 # gemm_loop: wgmma_rate.csv ran at 1980 MHz (validation/h200/README.md, its nvidia-smi samples);
@@ -1653,6 +1705,11 @@ SUITES = {s.name: s for s in [
           {"box": Metric("cycles", "box_cycles_med (a CTA's span / 128 boxes, median of 5 launches)",
                          fmt="{:.0f}")},
           build_tma_loaded),
+    Suite("tma_misaligned", "box rows that start inside a line: tma_loaded's rings at row pitches 8208 "
+          "and 8256 B against 8192 B, validation/h100/misaligned/ (the lent H100; examples/microbench/"
+          "tma_loaded.trace with the H100's memory system)", [str(MISALIGNED_DATA / "tma_loaded_misaligned.csv")],
+          {"penalty": Metric("x", "box_cycles_med at the pitch / at 8192 B (5 launches each)", fmt="{:.3f}")},
+          build_tma_misaligned),
     Suite("l2_writeback", "the dirty L2 a write flush leaves, written back by a DRAM read stream: "
           "validation/h100/dirty_l2/ (the lent H100; examples/microbench/tma_bulk_stream.trace with the "
           "H100's memory system)", [str(WRITEBACK_DATA / "dirty_l2.csv")],
@@ -1667,7 +1724,7 @@ SUITES = {s.name: s for s in [
           build_tma_bandwidth, flush="clean"),
 ]}
 ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "gemm_width_h200", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
-                               "compute_micro", "lrc_merge", "l2_writeback"]}
+                               "compute_micro", "lrc_merge", "l2_writeback", "tma_misaligned"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------
