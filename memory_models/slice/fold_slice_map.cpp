@@ -9,9 +9,32 @@ void FoldSliceMap::describe(Schema& schema) {
   schema.integer("shift").unit("bits").def(7).range(1, 63).doc(
       "distance between the folded copies of the line index: line ^ line >> shift ^ "
       "line >> 2 shift ^ ...");
+  // The XOR folds lines 2^shift + 1 apart onto a few slices: l ^ l >> s cancels the +1 of each
+  // step (rows of 8256 B, two of them 129 lines apart, reach 64 of 192 slices at shift 7, the
+  // busiest 10x its share; validation/h100/misaligned/, docs/calibration.md §44). Adding the
+  // copies, each times an odd multiplier, has no such stride.
+  schema.string("combine")
+      .def("xor")
+      .choices({"xor", "add"})
+      .doc("how the shifted copies combine: xor, line ^ line >> shift ^ ...; add, line + m x "
+           "(line >> shift + line >> 2 shift + ...), m = multiplier (mod 2^64)");
+  schema.integer("multiplier").unit("x").def(7).range(1, 1 << 20).doc(
+      "m of combine = add, odd (an even one adds nothing to the low bit)");
 }
 
 FoldSliceMap::FoldSliceMap(const BuildContext& context)
-    : fold_(static_cast<int>(context.params.integer("shift"))) {}
+    : fold_(static_cast<int>(context.params.integer("shift"))),
+      shift_(static_cast<int>(context.params.integer("shift"))),
+      add_(context.params.string("combine") == "add"),
+      multiplier_(static_cast<std::uint64_t>(context.params.integer("multiplier"))) {
+  if (add_ && multiplier_ % 2 == 0)
+    context.params.fail("multiplier", "multiplier = " + std::to_string(multiplier_) + " must be odd");
+}
+
+std::uint64_t FoldSliceMap::add_fold(std::uint64_t line) const {
+  std::uint64_t copies = 0;
+  for (std::uint64_t rest = line >> shift_; rest != 0; rest >>= shift_) copies += rest;
+  return line + multiplier_ * copies;
+}
 
 }  // namespace simfa::memory_models

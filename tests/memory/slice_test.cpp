@@ -1,7 +1,8 @@
 // slice.linear and slice.xor: the paper's case for the XOR hash (section VI-D). A stream with
 // FA3's 2048 B stride (16 lines of 128 B) piles onto a few slices under the low-bits map and
 // spreads over every slice under the XOR map, and through an L2 that imbalance is time.
-// slice.fold: rows of any power-of-two pitch over every slice, where the XOR map gives up.
+// slice.fold: rows of any power-of-two pitch over every slice, where the XOR map gives up; with
+// combine = add, rows 2^shift + 1 lines apart too, which its XOR fold piles up.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +103,33 @@ TEST(SliceMaps, FoldSpreadsRowsOfAnyPitchWhereXorDoesNot) {
   for (std::uint32_t n : rows(*folded, 192, 192 * 128, 1)) EXPECT_EQ(n, 128u);
 }
 
+TEST(SliceMaps, AddedCopiesSpreadTheStrideTheXorFoldsTogether) {
+  MemoryBench bench;
+  const auto xored = bench.make<FoldSliceMap>();
+  const auto added = bench.make<FoldSliceMap>({{"combine", std::string("add")}});
+  // 1536 lines 129 = 2^7 + 1 apart (rows of 8256 B, two rows a step; validation/h100/misaligned/):
+  // l ^ l >> 7 cancels each step's +1, so the XOR fold puts them on 89 of 192 slices, the busiest
+  // with 192 against a mean of 8; adding 7 x the copies reaches 152, the busiest with 17.
+  const auto xr = rows(*xored, 192, 1536, 129);
+  EXPECT_EQ(used(xr), 89u);
+  EXPECT_EQ(*std::max_element(xr.begin(), xr.end()), 192u);
+  const auto ar = rows(*added, 192, 1536, 129);
+  EXPECT_EQ(used(ar), 152u);
+  EXPECT_EQ(*std::max_element(ar.begin(), ar.end()), 17u);
+  // Power-of-two pitches and consecutive lines stay near even: busiest 8, 8, 10 of 8; 129 of 128.
+  const std::uint64_t pitch_lines[] = {64, 512, 8192};
+  const std::uint32_t busiest[] = {8, 8, 10};
+  for (int i = 0; i < 3; ++i) {
+    const auto r = rows(*added, 192, 1536, pitch_lines[i]);
+    EXPECT_EQ(*std::max_element(r.begin(), r.end()), busiest[i]) << pitch_lines[i];
+  }
+  const auto consecutive = rows(*added, 192, 192 * 128, 1);
+  EXPECT_EQ(*std::max_element(consecutive.begin(), consecutive.end()), 129u);
+  // An even multiplier adds nothing to the low bit: refused.
+  EXPECT_THROW(bench.make<FoldSliceMap>({{"combine", std::string("add")}, {"multiplier", std::int64_t{4}}}),
+               InputError);
+}
+
 TEST(SliceMaps, FormulasOnSingleLines) {
   MemoryBench bench;
   const auto linear = bench.make<LinearSliceMap>();
@@ -116,6 +144,9 @@ TEST(SliceMaps, FormulasOnSingleLines) {
   EXPECT_EQ(folded->slice_of(1000, 96), 47u);
   // 1000 ^ 125 ^ 15 ^ 1 = 923; 923 mod 96 = 59.
   EXPECT_EQ(folded3->slice_of(1000, 96), 59u);
+  // combine = add: 1000 + 7 x (1000 >> 7 = 7) = 1049; 1049 mod 96 = 89.
+  const auto added = bench.make<FoldSliceMap>({{"combine", std::string("add")}});
+  EXPECT_EQ(added->slice_of(1000, 96), 89u);
 }
 
 // The imbalance as time: 128 misses 2048 B apart, all sent at cycle 0, to 64 slices that take one
