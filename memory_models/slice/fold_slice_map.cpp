@@ -10,16 +10,20 @@ void FoldSliceMap::describe(Schema& schema) {
       "distance between the folded copies of the line index: line ^ line >> shift ^ "
       "line >> 2 shift ^ ...");
   // The XOR folds lines 2^shift + 1 apart onto a few slices: l ^ l >> s cancels the +1 of each
-  // step (rows of 8256 B, two of them 129 lines apart, reach 64 of 192 slices at shift 7, the
-  // busiest 10x its share; validation/h100/misaligned/, docs/calibration.md §44). Adding the
-  // copies, each times an odd multiplier, has no such stride.
+  // step (1536 lines 129 apart, two rows of 8256 B a step, reach 89 of 192 slices at shift 7, the
+  // busiest 24x its share; validation/h100/misaligned/, docs/calibration.md §44). Adding the
+  // copies, times an odd multiplier, has no such stride (tools/slice_battery.py).
   schema.string("combine")
       .def("xor")
       .choices({"xor", "add"})
-      .doc("how the shifted copies combine: xor, line ^ line >> shift ^ ...; add, line + m x "
-           "(line >> shift + line >> 2 shift + ...), m = multiplier (mod 2^64)");
-  schema.integer("multiplier").unit("x").def(7).range(1, 1 << 20).doc(
-      "m of combine = add, odd (an even one adds nothing to the low bit)");
+      .doc(
+          "how the shifted copies combine: xor, line ^ line >> shift ^ ...; add, line + m x "
+          "(line >> shift + line >> 2 shift + ...), m = multiplier (mod 2^64)");
+  schema.integer("multiplier")
+      .unit("x")
+      .def(7)
+      .range(1, 1 << 20)
+      .doc("m of combine = add, odd (an even one adds nothing to the low bit)");
 }
 
 FoldSliceMap::FoldSliceMap(const BuildContext& context)
@@ -28,7 +32,8 @@ FoldSliceMap::FoldSliceMap(const BuildContext& context)
       add_(context.params.string("combine") == "add"),
       multiplier_(static_cast<std::uint64_t>(context.params.integer("multiplier"))) {
   if (add_ && multiplier_ % 2 == 0)
-    context.params.fail("multiplier", "multiplier = " + std::to_string(multiplier_) + " must be odd");
+    context.params.fail("multiplier",
+                        "multiplier = " + std::to_string(multiplier_) + " must be odd");
 }
 
 std::uint64_t FoldSliceMap::add_fold(std::uint64_t line) const {

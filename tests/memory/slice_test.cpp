@@ -126,8 +126,9 @@ TEST(SliceMaps, AddedCopiesSpreadTheStrideTheXorFoldsTogether) {
   const auto consecutive = rows(*added, 192, 192 * 128, 1);
   EXPECT_EQ(*std::max_element(consecutive.begin(), consecutive.end()), 129u);
   // An even multiplier adds nothing to the low bit: refused.
-  EXPECT_THROW(bench.make<FoldSliceMap>({{"combine", std::string("add")}, {"multiplier", std::int64_t{4}}}),
-               InputError);
+  EXPECT_THROW(
+      bench.make<FoldSliceMap>({{"combine", std::string("add")}, {"multiplier", std::int64_t{4}}}),
+      InputError);
 }
 
 TEST(SliceMaps, FormulasOnSingleLines) {
