@@ -1,14 +1,13 @@
 """tools/l2_request_split.py: the two rules' requests for rows at known offsets, and its table on a
 hand-made gemm_ncu.csv whose sectors a request and merged shares are known."""
 import contextlib
-import csv
 import io
 import pathlib
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from validate_csv import ValidateCsvCase  # noqa: E402
 import l2_request_split as split  # noqa: E402
 
 FIELDS = ["M", "N", "K", "block_m", "block_n", "block_k", "stages", "warps", "group_m",
@@ -36,17 +35,12 @@ class RowRequestsTest(unittest.TestCase):
         self.assertEqual(split.per_row(8192, 128, "line"), (1.0, 4.0))
 
 
-class TableTest(unittest.TestCase):
+class TableTest(ValidateCsvCase):
     def table(self, rows):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        with open(pathlib.Path(folder.name) / "gemm_ncu.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows(rows)
+        folder = self.folder({"gemm_ncu.csv": (FIELDS, rows)})
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            split.main(["--data", folder.name])
+            split.main(["--data", folder])
         return [line.split(" | ") for line in out.getvalue().splitlines()[2:]]
 
     def test_launches_group_by_pitch_class_with_their_medians(self):
@@ -62,11 +56,9 @@ class TableTest(unittest.TestCase):
         self.assertEqual(misaligned[-1], "5.0% |")
 
     def test_a_file_without_the_request_counter_is_an_error_naming_it(self):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        (pathlib.Path(folder.name) / "gemm_ncu.csv").write_text("M,N,K\n1,2,3\n")
+        folder = self.folder({"gemm_ncu.csv": (["M", "N", "K"], [[1, 2, 3]])})
         with self.assertRaises(SystemExit) as caught:
-            split.main(["--data", folder.name])
+            split.main(["--data", folder])
         self.assertIn(split.REQUESTS, str(caught.exception))
 
 

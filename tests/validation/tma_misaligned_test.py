@@ -2,14 +2,13 @@
 an odd pitch over the same ring at 8192 B, its twin's workloads (COLS = pitch / 2, the H100's
 memory system), the prediction as the ratio of the two twins' cycles a box, and a ring whose
 8192 B row is missing left out with a note."""
-import csv
 import pathlib
 import sys
-import tempfile
 import unittest
 from unittest import mock
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from validate_csv import ValidateCsvCase  # noqa: E402
 import validate  # noqa: E402
 
 FIELDS = ["mode", "ctas", "stages", "boxes", "box_cycles_med", "op_cycles_med", "op_cycles_p90", "GBps",
@@ -28,15 +27,10 @@ class FakeContext:
         return ("memory.l2.start_dirty=0",)
 
 
-class TmaMisalignedTest(unittest.TestCase):
+class TmaMisalignedTest(ValidateCsvCase):
     def build(self, rows, fast=False):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        with open(pathlib.Path(folder.name) / "tma_loaded_misaligned.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows(rows)
-        with mock.patch.object(validate, "MISALIGNED_DATA", pathlib.Path(folder.name)):
+        folder = self.folder({"tma_loaded_misaligned.csv": (FIELDS, rows)})
+        with mock.patch.object(validate, "MISALIGNED_DATA", pathlib.Path(folder)):
             return validate.build_tma_misaligned(FakeContext(), fast)
 
     def test_each_odd_pitch_over_the_aligned_ring(self):

@@ -2,11 +2,9 @@
 known: the span minus ncu's time by category, a launch at another clock left out, the model's
 difference from two validate.py runs."""
 import contextlib
-import csv
 import io
 import pathlib
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
@@ -26,17 +24,11 @@ def launch(m, category, span, ncu_time, ncu_mhz=1800):
 
 class WriteFlushCostTest(ValidateCsvCase):
     def table(self, launches, runs=()):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        for name, fields, rows in (("gemm_suite.csv", SUITE, [s for s, _ in launches]),
-                                   ("gemm_ncu.csv", NCU, [n for _, n in launches])):
-            with open(pathlib.Path(folder.name) / name, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(fields)
-                w.writerows(rows)
+        folder = self.folder({"gemm_suite.csv": (SUITE, [s for s, _ in launches]),
+                              "gemm_ncu.csv": (NCU, [n for _, n in launches])})
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            write_flush_cost.main(["--data", folder.name, *runs])
+            write_flush_cost.main(["--data", folder, *runs])
         return {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in out.getvalue().splitlines()[2:]}
 
     def test_medians_by_category_and_the_clock_filter(self):
