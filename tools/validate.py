@@ -1911,6 +1911,10 @@ def parse_args(argv):
                    help="append these keys to every `FRONTEND:` workload a point simulates (simfa run, "
                         "not analyze), e.g. fa3:exp_step_per_cycle=10.58, to validate a frontend "
                         "option without changing its default (repeatable)")
+    p.add_argument("--points", metavar="REGEX",
+                   help="only the comparisons whose label (the tables' `point` column) this Python "
+                        "regular expression matches, e.g. '^1024x1024x16384 ' or '128x256x64'; a "
+                        "subset is no suite, so no threshold is checked")
     p.add_argument("--progress", action="store_true", default=None,
                    help="a line per finished simulation on stderr (default: when stderr is a terminal)")
     return p.parse_args(argv)
@@ -1943,6 +1947,12 @@ def main(argv):
             raise ValidationError(f"unknown suite '{s}' (suites: {', '.join(list(SUITES) + list(ALIASES))})")
     names = list(dict.fromkeys(names))
     thresholds = load_thresholds(args.thresholds)
+    try:
+        only = re.compile(args.points) if args.points is not None else None
+    except re.error as e:
+        raise ValidationError(f"--points {args.points}: not a regular expression ({e})")
+    if only is not None:
+        thresholds = {}
     progress = sys.stderr.isatty() if args.progress is None else args.progress
 
     workload_keys = []
@@ -1977,7 +1987,13 @@ def main(argv):
                 skipped.append(f"{name}: {len(points) - len(kept)} of {len(points)} comparisons left out "
                                f"(--max-cost {args.max_cost:g}: estimated to simulate longer)")
             points = kept
+        if only is not None:
+            kept = [p for p in points if only.search(p.label)]
+            skipped.append(f"{name}: {len(kept)} of {len(points)} comparisons match --points {args.points}")
+            points = kept
         built.append((suite, points, notes))
+    if only is not None and not any(points for _, points, _ in built):
+        raise ValidationError(f"--points {args.points}: matches no comparison of the suites run")
 
     t0 = time.monotonic()
     sims = [s for _, points, _ in built for p in points for s in p.sims]
@@ -2032,7 +2048,7 @@ def main(argv):
 
     mode = "fast" if args.fast else "full"
     unset = [(s, m, v) for s, m, _, v, _, limit, _ in summary if limit is None]
-    if unset:
+    if unset and only is None:
         print(f"\nno `{mode}` threshold in {rel(args.thresholds)} for: " + ", ".join(f"{s}.{m}" for s, m, _ in unset)
               + "; today's MAPE plus a margin would be:\n", file=out)
         for s, m, v in unset:
