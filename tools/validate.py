@@ -56,6 +56,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -898,6 +899,54 @@ def build_tma_box(ctx, fast):
     return points, []
 
 
+def build_tma_cold(ctx, fast):
+    """tma_first.csv's `cold` rows: 1, 16 and 132 CTAs each load 16 KiB boxes (128 rows 16 KiB
+    apart) one at a time after a 512 MiB write flush (the L2 starts dirty, as the manifest's
+    start_dirty has it); box 0 at once on every CTA (the launch's cold
+    burst), boxes 1-5 after it. examples/microbench/tma_first.trace at the row's clock: a box's
+    latency is its SM's MB_WAIT stall plus the TMA_LOAD's and MB_WAIT's issue (2 cycles); LOADS=1
+    gives box 0 on every SM, LOADS=6 the rest by difference (their mean a CTA, against the mean of
+    the rows' medians). `median` compares the median CTA; `slowest` box 0's slowest CTA, the burst's
+    tail (16 and 132 CTAs)."""
+    rows = read_csv(H200 / "tma_first.csv", required=("mode", "grid", "box", "cycles_med", "cycles_max",
+                                                      "sm_mhz"))
+    by_grid = {}
+    for row in rows:
+        if row.text("mode") == "cold":
+            by_grid.setdefault(row.int("grid"), {})[row.int("box")] = row
+    points = []
+    for grid, boxes in sorted(by_grid.items()):
+        if sorted(boxes) != list(range(6)):
+            raise ValidationError(f"{boxes[min(boxes)].where}: the cold rows of {grid} CTAs are not boxes 0-5")
+        if fast and grid != 132:
+            continue
+        first = boxes[0]
+        clock = first.num("sm_mhz")
+        one = Sim(trace_workload("tma_first.trace", f"GRID={grid} LOADS=1"), clock, 0.05)
+        six = Sim(trace_workload("tma_first.trace", f"GRID={grid} LOADS=6"), clock, 0.1)
+
+        def waits(stats, grid=grid):
+            return [stats[f"sm[{i}]"]["stall"]["mb_wait"] for i in range(grid)]
+
+        def box0(s, pick, waits=waits):
+            return pick([w + 2 for w in waits(s[0])]), "sm[i].stall.mb_wait + 2, LOADS=1"
+
+        def later(s, waits=waits):
+            per_cta = [(w6 - w1) / 5 + 2 for w1, w6 in zip(waits(s[0]), waits(s[1]))]
+            return statistics.median(per_cta), "(sm[i].stall.mb_wait, LOADS=6 - LOADS=1) / 5 + 2, median CTA"
+
+        label = f"{grid} CTA{'s' if grid > 1 else ''}"
+        points.append(Point("median", f"{label}, box 0", first.where, clock, first.num("cycles_med"),
+                            (one,), lambda s, f=box0: f(s, statistics.median)))
+        measured_later = sum(boxes[b].num("cycles_med") for b in range(1, 6)) / 5
+        points.append(Point("median", f"{label}, boxes 1-5", boxes[1].where, clock, measured_later,
+                            (one, six), later))
+        if grid > 1:
+            points.append(Point("slowest", f"{label}, box 0", first.where, clock, first.num("cycles_max"),
+                                (one,), lambda s, f=box0: f(s, max)))
+    return points, []
+
+
 def build_tma_ring(ctx, fast):
     """tma_inflight.csv's cold `tile` rows of 1 to 3 stages: one SM's ring of 2D boxes (op_bytes /
     128 rows, 8 KiB apart) from DRAM, a box issued when the slot it refills is waited for; cycles a
@@ -1685,6 +1734,11 @@ SUITES = {s.name: s for s in [
           {"box": Metric("cycles", "a 2D box of R rows x 128 B from the L2 (warm_rows_R)"),
            "bulk": Metric("cycles", "a bulk copy of B bytes from the L2 (warm_bulk_B)")},
           build_tma_box, flush="clean"),
+    Suite("tma_cold", "a CTA's first cold TMA box and its later ones on 1, 16 and 132 CTAs, "
+          "validation/h200/tma_first.csv `cold` rows (examples/microbench/tma_first.trace)", ["tma_first.csv"],
+          {"median": Metric("cycles", "box latency of the median CTA (cycles_med; boxes 1-5: their mean)"),
+           "slowest": Metric("cycles", "box 0's slowest CTA (cycles_max)")},
+          build_tma_cold),
     Suite("tma_edge", "warm 2D boxes at the tensor's edge, validation/h200/tma_load.csv `edge` rows "
           "(examples/microbench/tma_edge.trace)", ["tma_load.csv"],
           {"box": Metric("cycles", "cycles a box (cyc_box_med)")},
@@ -1724,7 +1778,7 @@ SUITES = {s.name: s for s in [
           build_tma_bandwidth, flush="clean"),
 ]}
 ALIASES = {"microbenchmarks": ["gemm_loop", "gemm_width", "gemm_width_h200", "tma_chase", "tma_box", "tma_ring", "tma_bandwidth", "tma_stride", "tma_loaded",
-                               "compute_micro", "lrc_merge", "l2_writeback", "tma_misaligned"]}
+                               "compute_micro", "lrc_merge", "l2_writeback", "tma_misaligned", "tma_cold"]}
 
 
 # ---- thresholds -------------------------------------------------------------------------------
