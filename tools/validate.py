@@ -901,13 +901,13 @@ def build_tma_box(ctx, fast):
 
 def build_tma_cold(ctx, fast):
     """tma_first.csv's `cold` rows: 1, 16 and 132 CTAs each load 16 KiB boxes (128 rows 16 KiB
-    apart) one at a time after a 512 MiB write flush (the L2 starts dirty, as the manifest's
-    start_dirty has it); box 0 at once on every CTA (the launch's cold
-    burst), boxes 1-5 after it. examples/microbench/tma_first.trace at the row's clock: a box's
-    latency is its SM's MB_WAIT stall plus the TMA_LOAD's and MB_WAIT's issue (2 cycles); LOADS=1
-    gives box 0 on every SM, LOADS=6 the rest by difference (their mean a CTA, against the mean of
-    the rows' medians). `median` compares the median CTA; `slowest` box 0's slowest CTA, the burst's
-    tail (16 and 132 CTAs)."""
+    apart) one at a time after a 512 MiB write flush (so the L2 starts dirty, as the manifest's
+    start_dirty has it); box 0 on every CTA at once (the launch's cold burst), boxes 1-5 after it.
+    examples/microbench/tma_first.trace at the row's clock: a box's latency is its SM's MB_WAIT
+    stall plus the TMA_LOAD's and MB_WAIT's issue (2 cycles); LOADS=1 gives box 0 on every SM,
+    LOADS=6 the rest by difference (their mean a CTA, against the mean of the rows' medians).
+    `median` compares the median CTA; `slowest` box 0's slowest CTA, the burst's tail (16 and 132
+    CTAs)."""
     rows = read_csv(H200 / "tma_first.csv", required=("mode", "grid", "box", "cycles_med", "cycles_max",
                                                       "sm_mhz"))
     by_grid = {}
