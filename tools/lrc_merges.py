@@ -11,13 +11,12 @@ of 128), one wave (at most 132 CTAs) and several (docs/calibration.md §45).
     python3 tools/lrc_merges.py /tmp/ncache [--data validation/h200] [--points]"""
 import argparse
 import json
-import math
 import re
 import statistics
 import sys
 from pathlib import Path
 
-from validate import ValidationError, read_csv
+from validate import GemmConfig, ValidationError, read_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RETURNED = "lrc__xbar2gpc_sectors_op_read.sum"
@@ -46,7 +45,7 @@ def model_merges(cache):
 def kind(m, n, k, bm, bn):
     if k * 2 % 128:
         return "rows inside a line"
-    return "one wave" if math.ceil(m / bm) * math.ceil(n / bn) <= SMS else "several waves"
+    return "one wave" if GemmConfig(m, n, k, bm, bn).tiles <= SMS else "several waves"
 
 
 def main(argv):

@@ -4,10 +4,9 @@ busiest slice's lines over the mean, over a battery of windows (docs/memory-hier
 streams of consecutive lines; one column (c1) and four columns (c4) of 1536 or 16896 rows (twelve
 128-row boxes, or 132 CTAs' boxes) at row pitches from 256 B to 1 MiB, powers of two, 16 B and 64 B
 off a line (a row that starts inside a line touches two), and 2^6 + 1, 2^7 + 1 and 2^8 + 1
-lines. The maps
-are slice.fold's, written again here (the C++ is memory_models/slice/fold_slice_map.cpp; the
-formulas on single lines are checked against tests/memory/slice_test.cpp's by
-tests/validation/slice_battery_test.py).
+lines. The maps are slice.fold's, written again here (the C++ is
+memory_models/slice/fold_slice_map.cpp; the formulas on single lines are checked against
+tests/memory/slice_test.cpp's by tests/validation/slice_battery_test.py).
 
     python3 tools/slice_battery.py [--slices 192,160,96] [--worst 3]"""
 import argparse

@@ -121,6 +121,12 @@ __global__ void touch(const int4* a, u64 n, int* sink) {
   if (acc == 0x7fffffff) *sink = acc;
 }
 
+/// Writes `v` into `n` int4s: a write flush, which leaves the L2 holding dirty lines of `a` only.
+__global__ void flush_write(int4* a, u64 n, int v) {
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    a[i] = make_int4(v, v, v, v);
+}
+
 /// Reads `n` int4s with L2-only loads over the whole chip: evicts whatever the L2 held.
 __global__ void flush_read(const int4* __restrict__ a, size_t n, int* sink) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;

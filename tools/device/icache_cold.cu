@@ -66,11 +66,6 @@ __global__ void __launch_bounds__(128) straight(u64* out, uint32_t b, uint32_t c
   if ((a0 ^ a1 ^ a2 ^ a3) == 0x12345678u) out[blockIdx.x * 4 + 3] = a0;
 }
 
-__global__ void flush_write(int4* a, u64 n, int v) {
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    a[i] = make_int4(v, v, v, v);
-}
-
 typedef void (*Kernel)(u64*, uint32_t, uint32_t);
 
 struct Variant {

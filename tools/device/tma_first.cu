@@ -36,10 +36,6 @@ __global__ void fill_k(uint16_t* a, u64 n) {
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
     a[i] = (uint16_t)(i * 2654435761u >> 16);
 }
-__global__ void flush_k(int4* a, u64 n, int v) {
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    a[i] = make_int4(v, v, v, v);
-}
 
 __global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetch, uint32_t* cyc,
                             u64* clk, u64* sink) {
@@ -142,7 +138,7 @@ int main(int argc, char** argv) {
     std::vector<double> slowest, mhz;
     for (int r = 0; r < reps; r++) {
       if (flush) {
-        flush_k<<<132 * 4, 256>>>(fl, flush_n, r + 1);
+        flush_write<<<132 * 4, 256>>>(fl, flush_n, r + 1);
         CKL();
       }
       CK(cudaDeviceSynchronize());
