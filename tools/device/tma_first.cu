@@ -13,7 +13,12 @@
 // 132 further each (new pages no other CTA reads). Per launch: `cold` after a 512 MiB write flush (a fresh L2),
 // the first launch of the process (`first`: the code and the descriptor never seen before), and
 // `warm`: the same boxes again with no flush (all in the L2). Grids of 1, 16 and 132 CTAs.
-// Also: `prefetch`: the first box after `prefetch.tensormap` and a 4000-cycle spin.
+// Also: `prefetch`: the first box after `prefetch.tensormap` and a 4000-cycle spin. Two modes
+// separate the address translation from the data (docs/calibration.md §46): `cold_touch`, the
+// flush and then a kernel whose every CTA reads one word of each of the grid's box-0 bands (a
+// line no timed box holds: the bands' 2 MiB pages translated, their boxes still in DRAM), and
+// `warm_shift`, no flush but the launch before loads each CTA's box 0 and 1 from the band half a
+// grid away (every box in the L2, each band's page last used by another SM).
 // Columns: mode, grid, box (0..LOADS-1), cycles median/min/max over the CTAs (of the median
 // launch of REPS), SM MHz from clock64 / %globaltimer. Then `warm_rows_R`: one CTA loading one
 // box of R rows x 64 columns (R x 128 B) from the L2 (a first untimed load puts it there), the
@@ -37,8 +42,16 @@ __global__ void fill_k(uint16_t* a, u64 n) {
     a[i] = (uint16_t)(i * 2654435761u >> 16);
 }
 
-__global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetch, uint32_t* cyc,
-                            u64* clk, u64* sink) {
+// Every CTA reads one word of each box-0 band: the last row's column 8000, which no box loads.
+__global__ void touch_bands(const uint16_t* a, int bands, u64* sink) {
+  u64 acc = 0;
+  for (int band = threadIdx.x; band < bands; band += blockDim.x)
+    acc += a[((u64)band * 128 + 127) * COLS + 8000];
+  if (acc == 0x5eed) sink[blockIdx.x] = acc;
+}
+
+__global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetch, int shift,
+                            uint32_t* cyc, u64* clk, u64* sink) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) u64 bar_s;
   if (threadIdx.x != 0) return;
@@ -58,7 +71,7 @@ __global__ void first_loads(const __grid_constant__ CUtensorMap map, int prefetc
   for (int i = 0; i < LOADS; i++) {
     // box 0: row band b; box 1: beside it; box i >= 2: band b + 132 (i - 1), no other CTA's
     const int col = i == 1 ? 64 : 0;
-    const int band = i < 2 ? b : b + 132 * (i - 1);
+    const int band = i < 2 ? (b + shift) % (int)gridDim.x : b + 132 * (i - 1);
     const long long c0 = clock64();
     mbar_expect_tx(bar, 128 * 128);
     tma2d_g2s(smem_u32(smem), &map, col, band * 128, bar);
@@ -133,7 +146,9 @@ int main(int argc, char** argv) {
   FILE* f = fopen(argv[1], "w");
   fprintf(f, "mode,grid,box,cycles_med,cycles_min,cycles_max,reps,sm_mhz\n");
   std::vector<uint32_t> h(132 * LOADS);
-  auto measure = [&](const char* name, int grid, bool flush, int prefetch, int reps) {
+  // before: 0 nothing, 1 touch_bands, 2 a launch loading the bands half a grid away
+  auto measure = [&](const char* name, int grid, bool flush, int prefetch, int reps,
+                     int before = 0) {
     std::vector<std::vector<double>> runs;  // per launch: every CTA's cycles, CTA-major
     std::vector<double> slowest, mhz;
     for (int r = 0; r < reps; r++) {
@@ -141,8 +156,15 @@ int main(int argc, char** argv) {
         flush_write<<<132 * 4, 256>>>(fl, flush_n, r + 1);
         CKL();
       }
+      if (before == 1) {
+        touch_bands<<<grid, 32>>>(a, grid, dsink);
+        CKL();
+      } else if (before == 2) {
+        first_loads<<<grid, 32, smem>>>(map, 0, grid / 2, dcyc, dclk, dsink);
+        CKL();
+      }
       CK(cudaDeviceSynchronize());
-      first_loads<<<grid, 32, smem>>>(map, prefetch, dcyc, dclk, dsink);
+      first_loads<<<grid, 32, smem>>>(map, prefetch, 0, dcyc, dclk, dsink);
       CKL();
       CK(cudaDeviceSynchronize());
       CK(cudaMemcpy(h.data(), dcyc, grid * LOADS * 4, cudaMemcpyDeviceToHost));
@@ -173,6 +195,8 @@ int main(int argc, char** argv) {
     measure("cold", grid, true, 0, REPS);
     measure("warm", grid, false, 0, REPS);
     measure("prefetch", grid, true, 1, REPS);
+    measure("cold_touch", grid, true, 0, REPS, 1);
+    measure("warm_shift", grid, false, 0, REPS, 2);
   }
   // warm boxes of 1 to 256 rows (128 B each), one CTA: the fixed cost and the per-line rate
   for (uint32_t rows : {1u, 8u, 32u, 64u, 128u, 256u}) {
