@@ -15,7 +15,8 @@
 #   lrc     which reads of the same lines by several SMs the L2 request coalescer merges
 #           (lrc_merge.cu): timed cold and warm, then profiled by ncu cold and warm
 #   first   a CTA's first TMA loads against its later ones, cold, warm, after
-#           prefetch.tensormap, on 1, 16 and 132 CTAs (tma_first.cu)
+#           prefetch.tensormap, with the boxes' pages touched (cold_touch) or last used by another
+#           SM (warm_shift), on 1, 16 and 132 CTAs (tma_first.cu)
 #   load    one SM's DRAM box stream against the SMs streaming beside it, and the cost of a box's
 #           rows past the tensor's edge, timed, then the edge cases under ncu (tma_load.cu)
 # Everything lands in $OUT/r/, packed at the end into $OUT/results.tgz.
