@@ -36,6 +36,13 @@ cases() {
     echo "$m-fa3_8b_512 configs/$m.toml fa3:model=llama3-8b,seqlen=512"
     echo "$m-fa3_70b_1k_causal configs/$m.toml fa3:model=llama3-70b,seqlen=1024,causal=true"
     echo "$m-gemm_ideal configs/$m.toml gemm:m=1024,n=1024,k=1024 --set memory.plugin=memory.ideal"
+    # memory.ideal's TMA lines are timed by the engines (docs/performance.md §20): every trace,
+    # a warp-specialized GEMM and attention through it too
+    for t in examples/traces/*.trace; do
+      echo "$m-$(basename "$t" .trace)_ideal configs/$m.toml $t --set memory.plugin=memory.ideal"
+    done
+    echo "$m-gemm_ws_ideal configs/$m.toml gemm:m=768,n=1024,k=512,warp_specialized=true,raster=row_major --set memory.plugin=memory.ideal"
+    echo "$m-fa3_70b_1k_causal_ideal configs/$m.toml fa3:model=llama3-70b,seqlen=1024,causal=true --set memory.plugin=memory.ideal"
   done
   # The example files at full size, each on the manifest its comment names.
   for f in examples/microbench/*.toml; do echo "h200-$(basename "$f" .toml) configs/h200.toml $f"; done
@@ -43,6 +50,7 @@ cases() {
   echo "h200-gemm_4096 configs/h200.toml gemm:m=4096,n=4096,k=4096"
   # Reference stepping must give the event mode's stats (tests/e2e/cli_test.cpp checks the traces).
   echo "h800-fa3_8b_512_reference configs/h800.toml fa3:model=llama3-8b,seqlen=512 --stepping reference"
+  echo "h200-gemm_1024_ideal_reference configs/h200.toml gemm:m=1024,n=1024,k=1024 --set memory.plugin=memory.ideal --stepping reference"
 }
 
 case "${1:-}" in

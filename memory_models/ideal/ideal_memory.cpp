@@ -1,6 +1,8 @@
 // memory.ideal: fixed latency, unlimited bandwidth.
 #include "ideal_memory.h"
 
+#include <algorithm>
+
 namespace simfa::memory_models {
 
 void IdealMemory::describe(Schema& schema) {
@@ -29,14 +31,18 @@ IdealMemory::IdealMemory(const BuildContext& context)
   if (context.params.boolean("bursts")) bursts_.emplace(context.events, *this);
 }
 
-void IdealMemory::send(Cycle now, const MemRequest& request) {
-  if (request.write) {
-    writes_.add();
-    bytes_.write += request.bytes;
+void IdealMemory::count(bool write, std::uint64_t lines, std::uint64_t bytes) {
+  if (write) {
+    writes_.add(lines);
+    bytes_.write += bytes;
   } else {
-    reads_.add();
-    bytes_.read += request.bytes;
+    reads_.add(lines);
+    bytes_.read += bytes;
   }
+}
+
+void IdealMemory::send(Cycle now, const MemRequest& request) {
+  count(request.write, 1, request.bytes);
   in_flight_.push(request);
   const Cycle when = now + latency_;
   // A batch of `when` still pending takes it (`when` is after now: it has not fired).
@@ -59,6 +65,49 @@ void IdealMemory::on_event(Cycle now, std::uint64_t /*payload*/) {
     in_flight_.pop();
     request.client->on_response(now, request);
   }
+}
+
+
+std::uint32_t IdealMemory::CountedRun::sent_by(Cycle at) const {
+  if (at < first) return 0;
+  const std::uint64_t sent = first_slots + (at - first) * std::uint64_t{per_cycle};
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(sent, count));
+}
+
+Cycle IdealMemory::CountedRun::last() const {
+  return count <= first_slots ? first : first + (count - first_slots + per_cycle - 1) / per_cycle;
+}
+
+void IdealMemory::send_counted(Cycle now, const Burst& burst) {
+  counted_.push_back(CountedRun{burst.first, burst.count, burst.first_slots, burst.per_cycle,
+                                burst.request.bytes, burst.request.write});
+  // Folding the runs already past every so often keeps the list as short as the lines in flight
+  // ahead of now, at a constant cost a run.
+  if (counted_.size() >= fold_at_) {
+    fold_counted(now, false);
+    fold_at_ = std::max<std::size_t>(64, 2 * counted_.size());
+  }
+}
+
+void IdealMemory::fold_counted(Cycle at, bool all) {
+  std::size_t kept = 0;
+  for (const CountedRun& run : counted_) {
+    if (all || run.last() <= at) {
+      const std::uint32_t lines = all ? run.sent_by(at) : run.count;
+      count(run.write, lines, std::uint64_t{lines} * run.bytes);
+    } else {
+      counted_[kept++] = run;
+    }
+  }
+  counted_.resize(kept);
+}
+
+std::optional<MemoryTraffic> IdealMemory::traffic() const {
+  ByteTotals bytes = bytes_;
+  const Cycle now = events_.now();
+  for (const CountedRun& run : counted_)
+    (run.write ? bytes.write : bytes.read) += std::uint64_t{run.sent_by(now)} * run.bytes;
+  return MemoryTraffic{bytes, bytes};
 }
 
 }  // namespace simfa::memory_models

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "simfa/burst_wheel.h"
 #include "simfa/component.h"
@@ -22,13 +23,19 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   void send(Cycle now, const MemRequest& request) override;
   bool accepts_bursts() const override { return bursts_.has_value(); }
   void send_burst(Cycle now, const Burst& burst) override { bursts_->book(now, burst); }
+  /// Every request is answered `latency` after its send: a client may time its lines itself
+  /// and only have them counted (docs/performance.md §20).
+  std::optional<Cycle> fixed_latency() const override { return latency_; }
+  void send_counted(Cycle now, const Burst& burst) override;
   /// The engines' steps cost no event each: those armed one after another are one
   /// (docs/performance.md §16).
   bool runs_steps() const override { return true; }
   void defer_step(Cycle when, MemClient& client) override { steps_.defer(when, client); }
   /// There is no cache: every byte that arrives (the last-level cache's place in the stats
   /// contract) is served by memory, so the llc and dram totals are equal.
-  std::optional<MemoryTraffic> traffic() const override { return MemoryTraffic{bytes_, bytes_}; }
+  std::optional<MemoryTraffic> traffic() const override;
+  /// Counts the counted lines up to `end`, the run's last cycle.
+  void finish(Cycle end) override { fold_counted(end, true); }
 
  private:
   /// The responses of the batch at the front of `batches_`.
@@ -46,6 +53,24 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   Cycle last_batch_ = kNever;  ///< the cycle of the batch scheduled last
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
   StepBatch steps_;
+
+  /// Lines counted ahead (send_counted) whose cycles are not all past yet: each run's lines are
+  /// counted at their own cycles, so that the byte totals read during a run (the bandwidth
+  /// tracks) are those of the lines sent so far.
+  struct CountedRun {
+    Cycle first;
+    std::uint32_t count, first_slots, per_cycle, bytes;
+    bool write;
+    /// Of its lines, those sent by the end of cycle `at`.
+    std::uint32_t sent_by(Cycle at) const;
+    Cycle last() const;
+  };
+  /// Moves into the counters and `bytes_` the runs whose lines all left by `at`, or with `all`
+  /// (the end of the run) every line sent by then.
+  void fold_counted(Cycle at, bool all);
+  void count(bool write, std::uint64_t lines, std::uint64_t bytes);
+  std::vector<CountedRun> counted_;
+  std::size_t fold_at_ = 64;  ///< fold when counted_ reaches this size
 
   Counter& reads_;
   Counter& writes_;

@@ -156,6 +156,13 @@ void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
   client_ = &client;
   bursts_ = memory.accepts_bursts();
   port_steps_ = memory.runs_steps();
+  // The response port and the loaded-DRAM law act on each line's response: those are sent.
+  if (const auto latency = memory.fixed_latency();
+      latency && port_line_time_ == 0 && loaded_bytes_per_cycle_ == 0) {
+    timed_ = true;
+    latency_ = *latency;
+    slot_free_.assign(max_outstanding_, 0);
+  }
 }
 
 void TmaTraffic::issue(Cycle now, const TmaOp& op) {
@@ -169,8 +176,75 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
   op_count_.add();
   bytes_.add(op.bytes);
   busy_.begin(now);
+  if (timed_) return time_lines(now, slot);
   if (bursts_) return book(now);
   arm(now);
+}
+
+void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
+  // Line by line, the op's first step comes once it is ready and the op before it has sent its
+  // last line; each line then takes the first cycle with a send left of `requests_per_cycle_`
+  // in which fewer than `max_outstanding_` lines are in flight. Answered in send order, a line
+  // finds a slot once the line max_outstanding_ before it is answered, in the cycle of that
+  // response (responses come before steps within a cycle).
+  Op& op = ops_[slot];
+  generate(op.op);
+  Cycle at = op.ready;
+  std::uint32_t used = 0;
+  if (budget_cycle_ != kNever && budget_cycle_ >= at) {
+    at = budget_cycle_;
+    used = budget_used_;
+  }
+  const std::uint64_t done = std::uint64_t{slot} << 32 | kLandedBit;
+  if (requests_.empty()) {
+    // Box outside the tensor, or an empty bulk copy: done at the first step that could send.
+    if (used == requests_per_cycle_) {
+      ++at;
+      used = 0;
+    }
+    if (slot_free_[free_next_] > at) {
+      at = slot_free_[free_next_];
+      used = 0;
+    }
+    // The step that completes it starts its cycle's sends afresh.
+    if (budget_cycle_ == kNever || at > budget_cycle_) {
+      budget_cycle_ = at;
+      budget_used_ = used;
+    }
+    events_.schedule(at, *this, done, Priority::kEngine);
+    return;
+  }
+  const bool store = op.op.op == Opcode::kTmaStore;
+  const MemRequest request{0, request_bytes_, sm_, store, false, slot, this};
+  // The lines go to the port as runs, each a line in every send slot from its first.
+  MemoryPort::Burst run{request, nullptr, 0, at, 0, requests_per_cycle_};
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    if (used == requests_per_cycle_) {
+      ++at;
+      used = 0;
+    }
+    if (slot_free_[free_next_] > at) {
+      at = slot_free_[free_next_];
+      used = 0;
+      if (run.count != 0) memory_->send_counted(now, run);
+      run.count = 0;
+    }
+    if (run.count == 0) {
+      run.first = at;
+      run.first_slots = requests_per_cycle_ - used;
+    }
+    ++run.count;
+    ++used;
+    slot_free_[free_next_] = at + latency_;
+    if (++free_next_ == slot_free_.size()) free_next_ = 0;
+  }
+  memory_->send_counted(now, run);
+  budget_cycle_ = at;
+  budget_used_ = used;
+  line_count_.add(requests_.size());
+  if (stores_complete_when_sent_ && store)
+    events_.schedule(at + 1, *this, sent_payload(slot, op.serial), Priority::kEngine);
+  events_.schedule(at + latency_, *this, done, Priority::kMemory);
 }
 
 Cycle TmaTraffic::loaded_floor(Cycle now, const TmaOp& op) {

@@ -11,6 +11,11 @@
 // port that takes bursts, lines are booked ahead instead, each at the cycle the step would send
 // it, so that a step event per line is not needed (docs/performance.md §10).
 //
+// With a memory port of fixed latency (memory.ideal), no response port and no loaded-DRAM law,
+// the engine times each op's lines itself when it is issued, at the cycles its steps would send
+// them and answered `latency` later, and has the port only count them: one event an op, not
+// two a line (docs/performance.md §20).
+//
 // With `response_bytes_per_cycle`, the lines a load gets back pass the SM's response port one
 // after another in arrival order, the port busy for a line's bytes at its rate; a load completes
 // when its last line has passed. A line that finds the port idle passes at once: the port adds
@@ -95,6 +100,9 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// response or an issue changes the state).
   Cycle next_step(Cycle now) const;
   void arm(Cycle now);
+  /// With a port of fixed latency: the cycles the op's lines leave, as its steps would send
+  /// them, counted by the port; its completion scheduled at its last line's response.
+  void time_lines(Cycle now, std::uint32_t slot);
   /// With a port that takes bursts: books every line that may leave now or later at the cycle
   /// its step would send it, as bursts (docs/performance.md §10); an op with no lines whose turn
   /// comes later gets a step event then.
@@ -117,6 +125,13 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   bool step_pending_ = false;
   bool bursts_ = false;  ///< the port takes bursts: lines are booked ahead
   bool port_steps_ = false;  ///< the port runs the steps responses make due (defer_step)
+  // With a port of fixed latency (time_lines): that latency, and the cycle each of the last
+  // max_outstanding lines frees its request slot (its send + the latency), a ring from the
+  // oldest at `free_next_`; `budget_cycle_` / `budget_used_` as line by line.
+  bool timed_ = false;
+  Cycle latency_ = 0;
+  std::vector<Cycle> slot_free_;
+  std::size_t free_next_ = 0;
   // The generating op's request, every field but the address: a line sent reads it rather than
   // the op's slot.
   MemRequest line_request_{};

@@ -84,7 +84,7 @@ TEST(Cli, VersionNamesVersionHashAndAbi) {
   Outcome o = simfa("--version");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("simfa 0."), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sdk ABI 23"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("sdk ABI 24"), std::string::npos) << o.out;
 }
 
 TEST(Cli, SummaryShowsTheEnginesBusyShareAsTheSmsReportIt) {

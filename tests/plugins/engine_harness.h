@@ -189,6 +189,36 @@ class BurstRecordingMemory final : public MemoryPort {
   BurstWheel wheel_;
 };
 
+/// A port of fixed latency (MemoryPort::fixed_latency) whose clients time their lines
+/// themselves: it records each counted line's cycle from the runs it is sent, and answers none.
+class CountingMemory final : public MemoryPort {
+ public:
+  struct Counted {
+    Cycle at;
+    MemRequest request;  ///< without its address, which a counted run does not carry
+  };
+  explicit CountingMemory(Cycle latency) : latency_(latency) {}
+  void send(Cycle /*now*/, const MemRequest& /*request*/) override { ++sent; }
+  std::optional<Cycle> fixed_latency() const override { return latency_; }
+  void send_counted(Cycle now, const Burst& burst) override {
+    ++runs;
+    if (burst.first < now) ++runs_in_the_past;
+    for (std::uint32_t i = 0; i < burst.count; ++i) {
+      const std::uint32_t past_first =
+          i < burst.first_slots ? 0 : i - burst.first_slots + burst.per_cycle;
+      lines.push_back({burst.first + past_first / burst.per_cycle, burst.request});
+    }
+  }
+
+  std::vector<Counted> lines;
+  std::uint32_t runs = 0;
+  std::uint32_t runs_in_the_past = 0;  ///< runs whose first line's cycle was before their send
+  std::uint32_t sent = 0;  ///< lines sent to be answered: none expected
+
+ private:
+  Cycle latency_;
+};
+
 class RecordingTmaClient final : public TmaClient {
  public:
   struct Done {

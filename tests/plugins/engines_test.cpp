@@ -515,6 +515,85 @@ TEST(TmaTraffic, BurstsLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
   }
 }
 
+// With a port of fixed latency the engine times each op's lines itself when it is issued
+// (docs/performance.md §20): every line must be counted at the cycle its step would have sent it
+// and every op complete when and in the order it would have, in each of the engine's regimes.
+TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
+  const TensorMap m = map2d(4096, 4096, 8192, 64, 64);
+  const TensorMap edge = map2d(100, 70, 8192, 64, 64);
+  struct Scenario {
+    const char* name;
+    ParamOverrides params;
+    Cycle latency;
+    std::vector<std::pair<Cycle, TmaOp>> ops;  ///< issue cycle, op
+  };
+  const ParamOverrides sent = {{"store_completion", std::string("sent")}};
+  const std::vector<Scenario> scenarios = {
+      {"one box", {}, 100, {{0, load(m, 0, 0, 1)}}},
+      {"max_outstanding 4", {{"max_outstanding", std::int64_t{4}}}, 20, {{0, load(m, 0, 0, 1)}}},
+      {"two ops", {}, 100, {{0, load(m, 0, 0, 1)}, {0, load(m, 64, 0, 2)}}},
+      {"requests_per_cycle 2", {{"requests_per_cycle", std::int64_t{2}}}, 100,
+       {{0, load(m, 0, 0, 1)}, {5, load(m, 64, 0, 2)}}},
+      {"rpc 2, max_outstanding 3",
+       {{"requests_per_cycle", std::int64_t{2}}, {"max_outstanding", std::int64_t{3}}}, 20,
+       {{0, load(m, 0, 0, 1)}, {0, bulk(kBase + 64, 1024, 2)}}},
+      {"rpc 3, max_outstanding 5",
+       {{"requests_per_cycle", std::int64_t{3}}, {"max_outstanding", std::int64_t{5}}}, 7,
+       {{0, load(m, 0, 0, 1)}, {30, load(m, 64, 0, 2)}, {31, bulk(kBase, 200, 3)}}},
+      {"empty op between",
+       {{"max_outstanding", std::int64_t{16}}}, 50,
+       {{0, load(m, 0, 0, 1)}, {0, load(edge, 128, 0, 2)}, {0, load(m, 0, 64, 3)},
+        {400, load(edge, 128, 0, 4)}}},
+      {"empty ops behind a full window, rpc 2",
+       {{"requests_per_cycle", std::int64_t{2}}, {"max_outstanding", std::int64_t{3}}}, 9,
+       {{0, bulk(kBase, 640, 1)}, {0, load(edge, 128, 0, 2)}, {0, load(edge, 128, 0, 3)},
+        {2, bulk(kBase + 4096, 384, 4)}}},
+      {"stores sent", sent, 100,
+       {{0, tensor_op(Opcode::kTmaStore, m, 0, 0, 5)}, {0, load(m, 0, 64, 6)},
+        {250, tensor_op(Opcode::kTmaStore, m, 64, 0, 7)}}},
+      {"stores sent, latency 1", sent, 1,
+       {{0, tensor_op(Opcode::kTmaStore, m, 0, 0, 5)}, {3, load(m, 0, 64, 6)}}},
+      {"late issue", {}, 100, {{0, load(m, 0, 0, 1)}, {1000, load(m, 0, 64, 2)}}},
+      {"issued while the window is full", {{"max_outstanding", std::int64_t{8}}}, 30,
+       {{0, bulk(kBase, 4096, 1)}, {45, load(m, 0, 0, 2)}, {46, load(edge, 128, 0, 3)}}},
+  };
+  for (const Scenario& sc : scenarios) {
+    SCOPED_TRACE(sc.name);
+    Bench line_bench, timed_bench;
+    RecordingMemory line_memory(line_bench.events, sc.latency);
+    test::CountingMemory timed_memory(sc.latency);
+    RecordingTmaClient line_client, timed_client;
+    auto line_tma = line_bench.make<TmaTraffic>(sc.params, 3);
+    auto timed_tma = timed_bench.make<TmaTraffic>(sc.params, 3);
+    line_tma->connect(line_memory, line_client);
+    timed_tma->connect(timed_memory, timed_client);
+    for (const auto& [at, op] : sc.ops) {
+      line_bench.events.call(at, Priority::kIssue,
+                             [&, op](Cycle now) { line_tma->issue(now, op); });
+      timed_bench.events.call(at, Priority::kIssue,
+                              [&, op](Cycle now) { timed_tma->issue(now, op); });
+    }
+    line_bench.events.run();
+    timed_bench.events.run();
+    EXPECT_EQ(timed_memory.sent, 0u);
+    EXPECT_EQ(timed_memory.runs_in_the_past, 0u);
+    ASSERT_EQ(timed_memory.lines.size(), line_memory.sent.size());
+    for (std::size_t i = 0; i < line_memory.sent.size(); ++i) {
+      SCOPED_TRACE(i);
+      const auto& a = line_memory.sent[i];
+      const auto& b = timed_memory.lines[i];
+      EXPECT_EQ(b.at, a.at);
+      EXPECT_EQ(b.request.write, a.request.write);
+      EXPECT_EQ(b.request.bytes, a.request.bytes);
+      EXPECT_EQ(b.request.sm, a.request.sm);
+    }
+    EXPECT_EQ(timed_client.done, line_client.done);
+    EXPECT_EQ(timed_bench.stats.value("c.lines"), line_bench.stats.value("c.lines"));
+    EXPECT_EQ(timed_bench.stats.value("c.busy_cycles"), line_bench.stats.value("c.busy_cycles"));
+    EXPECT_LT(timed_bench.events.fired(), line_bench.events.fired());
+  }
+}
+
 // A port that runs the engines' steps (MemoryPort::defer_step, docs/performance.md §16) runs each
 // where its event would fire: three engines sharing one port send the same lines at the same
 // cycles in the same order, and complete the same ops at the same cycles in the same order, as

@@ -84,6 +84,43 @@ TEST(IdealMemory, CountsReadsAndWritesWithBytes) {
   EXPECT_EQ(bytes->dram.write, 128u);
 }
 
+// Lines a client timed itself (send_counted) are counted at their own cycles: the byte totals read
+// during the run hold the lines sent so far, the counters every line by the end, and a run cut
+// short counts only the lines sent before its end. None is answered.
+TEST(IdealMemory, CountedLinesCountAtTheirCycles) {
+  Bench bench;
+  auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{7}}}, -1);
+  EXPECT_EQ(memory->fixed_latency(), std::optional<Cycle>{7});
+  Client client;
+  const MemRequest line = read(0, 1, client);
+  MemRequest store = line;
+  store.write = true;
+  // 5 reads at 10 (2 slots left), 11, 11, 12; 4 writes at 20, 20, 21, 21.
+  memory->send_counted(0, MemoryPort::Burst{line, nullptr, 5, 10, 2, 2});
+  memory->send_counted(0, MemoryPort::Burst{store, nullptr, 4, 20, 2, 2});
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // (read, write) bytes
+  for (Cycle at : {9u, 10u, 11u, 12u, 20u, 21u})
+    bench.events.call(at, Priority::kIssue, [&](Cycle) {
+      seen.emplace_back(memory->traffic()->llc.read, memory->traffic()->dram.write);
+    });
+  bench.events.run();
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {
+      {0, 0}, {256, 0}, {512, 0}, {640, 0}, {640, 256}, {640, 512}};
+  EXPECT_EQ(seen, expected);
+  memory->finish(30);
+  EXPECT_EQ(bench.stats.value("c.reads"), 5u);
+  EXPECT_EQ(bench.stats.value("c.writes"), 4u);
+  EXPECT_EQ(memory->traffic()->dram.read, 640u);
+  EXPECT_TRUE(client.responses.empty());
+
+  Bench cut;
+  auto stopped = cut.make<IdealMemory>({}, -1);
+  stopped->send_counted(0, MemoryPort::Burst{line, nullptr, 5, 10, 1, 1});
+  stopped->finish(12);  // lines at 10, 11, 12 were sent; 13 and 14 never were
+  EXPECT_EQ(cut.stats.value("c.reads"), 3u);
+  EXPECT_EQ(stopped->traffic()->llc.read, 384u);
+}
+
 TEST(IdealMemory, ClientMaySendFromInsideItsResponse) {
   Bench bench;
   auto memory = bench.make<IdealMemory>({{"latency", std::int64_t{1}}}, -1);

@@ -85,6 +85,16 @@ class SIMFA_API MemoryPort : public Component {
   };
   virtual void send_burst(Cycle /*now*/, const Burst& /*burst*/) {}
 
+  /// The latency of a port that answers every request exactly that many cycles after it was
+  /// sent, whatever else is in flight (memory.ideal); none where the traffic decides. A client
+  /// of such a port may time its requests itself and only have them counted (send_counted).
+  virtual std::optional<Cycle> fixed_latency() const { return std::nullopt; }
+  /// Lines a client of a fixed-latency port times itself: counted in the port's statistics and
+  /// byte totals at the cycles `burst` gives them (`addrs` may be null), never answered; the
+  /// client completes them itself, fixed_latency() after each line's cycle. Only called when
+  /// fixed_latency() has a value (docs/performance.md §20).
+  virtual void send_counted(Cycle /*now*/, const Burst& /*burst*/) {}
+
   /// Whether the port runs its clients' steps (defer_step).
   virtual bool runs_steps() const { return false; }
   /// Runs `client.on_step(when)` where an event the client scheduled now for (when,

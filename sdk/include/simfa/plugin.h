@@ -53,7 +53,10 @@ namespace simfa {
 ///     line requests its TMA sent, which simulation_bench read by counter names.
 /// 22: InstructionSpec::copy: the Gantt chart takes a lane's producer role from the table, not
 ///     from the engine kind "tma".
-inline constexpr std::uint32_t kSdkAbiVersion = 23;
+/// 23: MemoryPort::runs_steps / defer_step: a port runs the steps its clients defer to it.
+/// 24: MemoryPort::fixed_latency / send_counted: the client of a fixed-latency port times its
+///     lines itself and has them counted (docs/performance.md §20).
+inline constexpr std::uint32_t kSdkAbiVersion = 24;
 
 struct ComponentInfo {
   const char* name;     ///< "kind.impl", e.g. "l2.unified"; kind selects the slots it may fill
