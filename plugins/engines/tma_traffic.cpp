@@ -188,7 +188,14 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   // finds a slot once the line max_outstanding_ before it is answered, in the cycle of that
   // response (responses come before steps within a cycle).
   Op& op = ops_[slot];
-  generate(op.op);
+  // Only the count of the op's lines matters here; the addresses where they may repeat.
+  std::uint64_t lines;
+  if (const auto counted = count_in_closed_form(op.op)) {
+    lines = *counted;
+  } else {
+    generate(op.op);
+    lines = requests_.size();
+  }
   Cycle at = op.ready;
   std::uint32_t used = 0;
   if (budget_cycle_ != kNever && budget_cycle_ >= at) {
@@ -196,7 +203,7 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
     used = budget_used_;
   }
   const std::uint64_t done = std::uint64_t{slot} << 32 | kLandedBit;
-  if (requests_.empty()) {
+  if (lines == 0) {
     // Box outside the tensor, or an empty bulk copy: done at the first step that could send.
     if (used == requests_per_cycle_) {
       ++at;
@@ -218,7 +225,7 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   const MemRequest request{0, request_bytes_, sm_, store, false, slot, this};
   // The lines go to the port as runs, each a line in every send slot from its first.
   MemoryPort::Burst run{request, nullptr, 0, at, 0, requests_per_cycle_};
-  for (std::size_t i = 0; i < requests_.size(); ++i) {
+  for (std::uint64_t i = 0; i < lines; ++i) {
     if (used == requests_per_cycle_) {
       ++at;
       used = 0;
@@ -241,7 +248,7 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   memory_->send_counted(now, run);
   budget_cycle_ = at;
   budget_used_ = used;
-  line_count_.add(requests_.size());
+  line_count_.add(lines);
   if (stores_complete_when_sent_ && store)
     events_.schedule(at + 1, *this, sent_payload(slot, op.serial), Priority::kEngine);
   events_.schedule(at + latency_, *this, done, Priority::kMemory);
@@ -289,14 +296,54 @@ void TmaTraffic::generate(const TmaOp& op) {
   if (edge_rows_requested_ && op.op == Opcode::kTmaLoad) append_edge_requests(op);
 }
 
-void TmaTraffic::append_edge_requests(const TmaOp& op) {
-  const std::uint64_t rows = op.map->rows_outside(op.coords);
-  if (rows == 0) return;
+std::uint64_t TmaTraffic::edge_request_count(const TmaOp& op) const {
   const std::int64_t row_bytes = std::int64_t{op.map->box[0]} * op.map->elem_bytes;
-  const std::uint64_t n = rows * static_cast<std::uint64_t>(ceil_div(row_bytes, request_bytes_));
+  return op.map->rows_outside(op.coords) *
+         static_cast<std::uint64_t>(ceil_div(row_bytes, request_bytes_));
+}
+
+void TmaTraffic::append_edge_requests(const TmaOp& op) {
+  const std::uint64_t n = edge_request_count(op);
+  if (n == 0) return;
   for (std::uint64_t i = 0; i < n; ++i)
     requests_.push_back(kEdgeBase + (i % edge_line_count_) * request_bytes_);
   edge_requests_.add(n);
+}
+
+std::optional<std::uint64_t> TmaTraffic::count_in_closed_form(const TmaOp& op) {
+  auto units = [&](Addr addr, std::uint64_t bytes) {
+    return (unit_start(addr + bytes - 1) - unit_start(addr)) / request_bytes_ + 1;
+  };
+  if (op.op == Opcode::kTmaBulk) return op.bytes == 0 ? 0 : units(op.addr, op.bytes);
+  const TensorMap& m = *op.map;
+  if (m.rank > 2) return std::nullopt;
+  auto inside = [&](std::uint32_t d) {
+    const std::int64_t lo = std::max<std::int64_t>(op.coords[d], 0);
+    const std::int64_t hi = std::min<std::int64_t>(std::int64_t{op.coords[d]} + m.box[d],
+                                                   static_cast<std::int64_t>(m.shape[d]));
+    return std::pair{lo, std::max(hi, lo)};
+  };
+  const auto [lo0, hi0] = inside(0);
+  const auto [lo1, hi1] = m.rank == 2 ? inside(1) : std::pair<std::int64_t, std::int64_t>{0, 1};
+  std::uint64_t lines = 0;
+  if (hi0 > lo0 && hi1 > lo1) {
+    const Addr first = m.base + static_cast<Addr>(lo0) * m.elem_bytes +
+                       static_cast<Addr>(lo1) * (m.rank == 2 ? m.stride[1] : 0);
+    const std::uint64_t per_row = units(first, static_cast<std::uint64_t>(hi0 - lo0) * m.elem_bytes);
+    const auto rows = static_cast<std::uint64_t>(hi1 - lo1);
+    // Every row then starts at the same place in its unit, and with dedup none reaches the next
+    // row's first unit: no line repeats, and the rows' units add up.
+    if (rows > 1 && (m.stride[1] % request_bytes_ != 0 ||
+                     (dedup_ && m.stride[1] < per_row * request_bytes_)))
+      return std::nullopt;
+    lines = rows * per_row;
+  }
+  if (edge_rows_requested_ && op.op == Opcode::kTmaLoad) {
+    const std::uint64_t edge = edge_request_count(op);
+    edge_requests_.add(edge);
+    lines += edge;
+  }
+  return lines;
 }
 
 void TmaTraffic::deduplicate_out_of_order(std::size_t repeats) {

@@ -527,6 +527,8 @@ TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
     Cycle latency;
     std::vector<std::pair<Cycle, TmaOp>> ops;  ///< issue cycle, op
   };
+  const TensorMap shared_rows = map2d(4096, 4096, 64, 64, 8);  // 128 B rows 64 B apart
+  const TensorMap off_pitch = map2d(4096, 4096, 8256, 64, 16);  // a row a line and 64 B on
   const ParamOverrides sent = {{"store_completion", std::string("sent")}};
   const std::vector<Scenario> scenarios = {
       {"one box", {}, 100, {{0, load(m, 0, 0, 1)}}},
@@ -556,6 +558,15 @@ TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
       {"late issue", {}, 100, {{0, load(m, 0, 0, 1)}, {1000, load(m, 0, 64, 2)}}},
       {"issued while the window is full", {{"max_outstanding", std::int64_t{8}}}, 30,
        {{0, bulk(kBase, 4096, 1)}, {45, load(m, 0, 0, 2)}, {46, load(edge, 128, 0, 3)}}},
+      // Counted from the box's shape, or, where lines may repeat, from its addresses.
+      {"rows sharing lines, off the line, clipped", {}, 40,
+       {{0, load(shared_rows, 0, 0, 1)}, {0, load(off_pitch, 3, 0, 2)},
+        {0, load(edge, 40, 30, 3)}, {5, bulk(kBase + 40, 300, 4)}}},
+      {"edge rows requested, no dedup",
+       {{"edge_rows", std::string("requested")}, {"dedup", false}}, 40,
+       {{0, load(edge, 40, 30, 1)}, {0, load(off_pitch, 3, 0, 2)}}},
+      {"edge rows requested", {{"edge_rows", std::string("requested")}}, 40,
+       {{0, load(edge, 40, 30, 1)}, {0, load(edge, 128, 0, 2)}}},
   };
   for (const Scenario& sc : scenarios) {
     SCOPED_TRACE(sc.name);
@@ -590,6 +601,9 @@ TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
     EXPECT_EQ(timed_client.done, line_client.done);
     EXPECT_EQ(timed_bench.stats.value("c.lines"), line_bench.stats.value("c.lines"));
     EXPECT_EQ(timed_bench.stats.value("c.busy_cycles"), line_bench.stats.value("c.busy_cycles"));
+    EXPECT_EQ(timed_bench.stats.value("c.dedup_saved_lines"),
+              line_bench.stats.value("c.dedup_saved_lines"));
+    EXPECT_EQ(timed_bench.stats.value("c.edge_lines"), line_bench.stats.value("c.edge_lines"));
     EXPECT_LT(timed_bench.events.fired(), line_bench.events.fired());
   }
 }
