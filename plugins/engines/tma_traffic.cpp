@@ -316,25 +316,32 @@ std::optional<std::uint64_t> TmaTraffic::count_in_closed_form(const TmaOp& op) {
   };
   if (op.op == Opcode::kTmaBulk) return op.bytes == 0 ? 0 : units(op.addr, op.bytes);
   const TensorMap& m = *op.map;
-  if (m.rank > 2) return std::nullopt;
   auto inside = [&](std::uint32_t d) {
     const std::int64_t lo = std::max<std::int64_t>(op.coords[d], 0);
     const std::int64_t hi = std::min<std::int64_t>(std::int64_t{op.coords[d]} + m.box[d],
                                                    static_cast<std::int64_t>(m.shape[d]));
     return std::pair{lo, std::max(hi, lo)};
   };
+  // The rows inside run along one dimension past the first (`step` bytes apart); the others
+  // hold one index each inside the tensor, or none.
   const auto [lo0, hi0] = inside(0);
-  const auto [lo1, hi1] = m.rank == 2 ? inside(1) : std::pair<std::int64_t, std::int64_t>{0, 1};
+  Addr first = m.base + static_cast<Addr>(lo0) * m.elem_bytes;
+  std::uint64_t rows = hi0 > lo0 ? 1 : 0;
+  std::uint64_t step = 0;
+  for (std::uint32_t d = 1; d < m.rank; ++d) {
+    const auto [lo, hi] = inside(d);
+    first += static_cast<Addr>(lo) * m.stride[d];
+    if (hi - lo == 1) continue;
+    if (rows > 1) return std::nullopt;
+    rows *= static_cast<std::uint64_t>(hi - lo);
+    step = m.stride[d];
+  }
   std::uint64_t lines = 0;
-  if (hi0 > lo0 && hi1 > lo1) {
-    const Addr first = m.base + static_cast<Addr>(lo0) * m.elem_bytes +
-                       static_cast<Addr>(lo1) * (m.rank == 2 ? m.stride[1] : 0);
+  if (rows != 0) {
     const std::uint64_t per_row = units(first, static_cast<std::uint64_t>(hi0 - lo0) * m.elem_bytes);
-    const auto rows = static_cast<std::uint64_t>(hi1 - lo1);
     // Every row then starts at the same place in its unit, and with dedup none reaches the next
     // row's first unit: no line repeats, and the rows' units add up.
-    if (rows > 1 && (m.stride[1] % request_bytes_ != 0 ||
-                     (dedup_ && m.stride[1] < per_row * request_bytes_)))
+    if (rows > 1 && (step % request_bytes_ != 0 || (dedup_ && step < per_row * request_bytes_)))
       return std::nullopt;
     lines = rows * per_row;
   }

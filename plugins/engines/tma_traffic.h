@@ -85,8 +85,9 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   void append_edge_requests(const TmaOp& op);
   std::uint64_t edge_request_count(const TmaOp& op) const;
   /// The number of requests generate() would make of the op, rows past the edge included and
-  /// counted in the stats, where no line can repeat (a bulk copy, a box of at most two
-  /// dimensions whose rows start alike in a request unit and do not share one); none otherwise.
+  /// counted in the stats, where no line can repeat (a bulk copy, a box whose rows inside the
+  /// tensor run along one dimension, start alike in a request unit and share none); none
+  /// otherwise.
   std::optional<std::uint64_t> count_in_closed_form(const TmaOp& op);
   void complete(Cycle now, std::uint32_t slot);
   /// A load's floor under the loaded-DRAM law (0: none), counting it in flight from now.

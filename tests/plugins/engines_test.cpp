@@ -529,6 +529,21 @@ TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
   };
   const TensorMap shared_rows = map2d(4096, 4096, 64, 64, 8);  // 128 B rows 64 B apart
   const TensorMap off_pitch = map2d(4096, 4096, 8256, 64, 16);  // a row a line and 64 B on
+  // FA3's layout (head_dim, tokens, heads, batch): a box of 64 tokens of one head, and one of
+  // 2 tokens x 3 heads, whose rows run along two dimensions.
+  TensorMap bshd = map2d(128, 1000, 8 * 256, 128, 64);
+  bshd.rank = 4;
+  bshd.shape = {128, 1000, 8, 2};
+  bshd.stride = {2, 8 * 256, 256, 1000 * 8 * 256};
+  bshd.box = {128, 64, 1, 1};
+  TensorMap bshd_heads = bshd;
+  bshd_heads.box = {128, 2, 3, 1};
+  auto load4 = [](const TensorMap& map, std::int32_t token, std::int32_t head, std::uint64_t t) {
+    TmaOp op = load(map, 0, token, t);
+    op.coords[2] = head;
+    op.coords[3] = 1;
+    return op;
+  };
   const ParamOverrides sent = {{"store_completion", std::string("sent")}};
   const std::vector<Scenario> scenarios = {
       {"one box", {}, 100, {{0, load(m, 0, 0, 1)}}},
@@ -565,6 +580,8 @@ TEST(TmaTraffic, TimedLinesLeaveAtTheCyclesOfTheStepsAndCompleteAlike) {
       {"edge rows requested, no dedup",
        {{"edge_rows", std::string("requested")}, {"dedup", false}}, 40,
        {{0, load(edge, 40, 30, 1)}, {0, load(off_pitch, 3, 0, 2)}}},
+      {"four dimensions", {}, 60,
+       {{0, load4(bshd, 0, 3, 1)}, {0, load4(bshd, 980, 7, 2)}, {3, load4(bshd_heads, 5, 6, 3)}}},
       {"edge rows requested", {{"edge_rows", std::string("requested")}}, 40,
        {{0, load(edge, 40, 30, 1)}, {0, load(edge, 128, 0, 2)}}},
   };
