@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -31,14 +32,16 @@ class IssueArbiter final : public IssueClock, public EventTarget {
 
   /// Reference stepping: the issue phase of `now` for every SM.
   void step_all(Cycle now);
-  /// Earliest requested issue cycle not yet served, or kNever.
-  Cycle next_request();
+  /// Whether some SM asked to issue at `now` (or earlier) and has not been served.
+  bool requested(Cycle now) const;
+  /// Whether any SM asked to issue and has not been served.
+  bool any_request() const { return near_requests_ != 0 || !far_.empty(); }
   /// How many of the arbiter's events have fired (event stepping).
   std::uint64_t phase_events() const { return phase_events_; }
 
  private:
-  // A request as one integer, (cycle << kSmBits) | sm, so that the heap orders (cycle, sm) with one
-  // comparison a step (a pair's two were most of a phase's time with 132 SMs asking).
+  // A request past the buckets' window as one integer, (cycle << kSmBits) | sm, so that the heap
+  // orders (cycle, sm) with one comparison a step.
   static constexpr int kSmBits = 16;
   static constexpr Cycle kLastRequestCycle = (Cycle{1} << (64 - kSmBits)) - 1;
   static std::uint64_t request_key(Cycle at, int sm) {
@@ -48,6 +51,11 @@ class IssueArbiter final : public IssueClock, public EventTarget {
   static int sm_of(std::uint64_t key) {
     return static_cast<int>(key & ((std::uint64_t{1} << kSmBits) - 1));
   }
+  /// The SMs asking to issue at `at`, one bit each (`at` within the window of now).
+  std::uint64_t* bucket(Cycle at) { return &buckets_[(at & (window_ - 1)) * words_]; }
+  const std::uint64_t* bucket(Cycle at) const { return &buckets_[(at & (window_ - 1)) * words_]; }
+  /// Marks `sm` in the bucket of `at`.
+  void add_near(Cycle at, int sm);
   void run_phase(Cycle now);
   // Schedules the phase event of cycle `at` unless it is already scheduled.
   void arm(Cycle at);
@@ -62,7 +70,16 @@ class IssueArbiter final : public IssueClock, public EventTarget {
   EventQueue& events_;
   std::vector<SmCore*> sms_;
   Stepping stepping_;
-  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> requests_;
+  // The requests of the next `window_` cycles (a power of two) as one bucket of `words_` words a
+  // cycle, at `cycle % window_`: a phase visits its SMs in index order by scanning its bucket's
+  // bits, and a repeated request costs nothing. A heap of them was most of a phase's time (each
+  // pop a sift through some thousand entries; docs/performance.md §21). Requests further ahead
+  // (a long BUBBLE) wait in `far_` and join their bucket when their phase runs.
+  std::size_t words_;
+  Cycle window_;
+  std::vector<std::uint64_t> buckets_;
+  std::uint64_t near_requests_ = 0;  ///< bits set in the buckets
+  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> far_;
   // The phase in progress (or last run): requests for SMs it has passed move to the next cycle.
   Cycle phase_cycle_ = kNever;
   int phase_sm_ = -1;

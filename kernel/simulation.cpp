@@ -252,9 +252,9 @@ RunResult Simulation::run() {
         if (stop_ != RunOutcome::kCompleted) return finish(stop_, seconds_since(wall_start));
       // An SM asking to issue at this cycle is progress, as an issue-phase event is in event
       // stepping: both modes stall at the same cycle.
-      if (arbiter_->next_request() <= now) last_progress_ = now;
+      if (arbiter_->requested(now)) last_progress_ = now;
       arbiter_->step_all(now);
-      if (events_.empty() && arbiter_->next_request() == kNever) break;
+      if (events_.empty() && !arbiter_->any_request()) break;
     }
   }
   if (options_.progress) std::fputs("\r\033[K", stderr);
