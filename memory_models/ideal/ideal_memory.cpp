@@ -67,7 +67,6 @@ void IdealMemory::on_event(Cycle now, std::uint64_t /*payload*/) {
   }
 }
 
-
 std::uint32_t IdealMemory::CountedRun::sent_by(Cycle at) const {
   if (at < first) return 0;
   const std::uint64_t sent = first_slots + (at - first) * std::uint64_t{per_cycle};

@@ -338,7 +338,8 @@ std::optional<std::uint64_t> TmaTraffic::count_in_closed_form(const TmaOp& op) {
   }
   std::uint64_t lines = 0;
   if (rows != 0) {
-    const std::uint64_t per_row = units(first, static_cast<std::uint64_t>(hi0 - lo0) * m.elem_bytes);
+    const std::uint64_t per_row =
+        units(first, static_cast<std::uint64_t>(hi0 - lo0) * m.elem_bytes);
     // Every row then starts at the same place in its unit, and with dedup none reaches the next
     // row's first unit: no line repeats, and the rows' units add up.
     if (rows > 1 && (step % request_bytes_ != 0 || (dedup_ && step < per_row * request_bytes_)))

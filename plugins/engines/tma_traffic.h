@@ -1,8 +1,8 @@
 // `tma.traffic`: the level-1 TMA engine (the paper's section IV-C). Each op pays its setup
 // latency, then its global lines (from the TensorMap box, clipped at the tensor edge, or the bulk
 // range; with edge_rows = requested, a load's rows past the edge are requested too, from a few
-// reserved lines) go to the memory system as real requests; the op completes when its last line returns
-// (a store with store_completion = "sent": the cycle after its last line left).
+// reserved lines) go to the memory system as real requests; the op completes when its last line
+// returns (a store with store_completion = "sent": the cycle after its last line left).
 //
 // Ops generate requests one at a time in issue order (FIFO), at most `requests_per_cycle` per
 // cycle and `max_outstanding` in flight; the requests of consecutive ops overlap in flight. Setup

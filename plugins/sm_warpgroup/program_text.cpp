@@ -40,13 +40,13 @@ std::string check_program(const CtaProgram& program, const InstructionSet& instr
       std::uint8_t& here = engine_here[static_cast<std::uint8_t>(code[pc].op)];
       if (spec && here == kUnasked) here = runs(*spec, engines) ? kRuns : kMissing;
       std::string problem =
-          !spec              ? "unknown opcode"
-          : here == kMissing ? std::string(spec->name) + " runs on an engine of kind '" +
-                                   spec->engine +
-                                   "', which sm.warpgroup does not have (the manifest names none "
-                                   "in [sm." +
-                                   spec->engine + "])"
-                             : instruction_problem(*spec, code[pc], program, maps);
+          !spec ? "unknown opcode"
+          : here == kMissing
+              ? std::string(spec->name) + " runs on an engine of kind '" + spec->engine +
+                    "', which sm.warpgroup does not have (the manifest names none "
+                    "in [sm." +
+                    spec->engine + "])"
+              : instruction_problem(*spec, code[pc], program, maps);
       if (!problem.empty())
         return where() + " instruction " + std::to_string(pc) + " (" +
                instruction_text(code[pc], program, instructions, maps) + "): " + problem;

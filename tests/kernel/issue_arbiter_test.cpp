@@ -64,7 +64,9 @@ struct Gpu {
     for (auto& c : cores) raw.push_back(c.get());
     arbiter = std::make_unique<IssueArbiter>(events, raw, stepping);
   }
-  void call(Cycle at, std::function<void(Cycle)> f) { calls.call(at, Priority::kEngine, std::move(f)); }
+  void call(Cycle at, std::function<void(Cycle)> f) {
+    calls.call(at, Priority::kEngine, std::move(f));
+  }
   void run() {
     while (!events.empty()) events.fire_next(kNever);
   }
@@ -89,8 +91,8 @@ TEST(IssueArbiter, PhasesStepEachAskingSmOnceInIndexOrder) {
     gpu.arbiter->request_issue(3, now);    // itself: the next cycle
   };
   gpu.run();
-  const std::vector<Step> expected = {{10, 3},  {10, 70}, {10, 200},     {10, 250},
-                                      {11, 1},  {11, 3},  {100010, 5}, {100010, 299}};
+  const std::vector<Step> expected = {{10, 3}, {10, 70}, {10, 200},   {10, 250},
+                                      {11, 1}, {11, 3},  {100010, 5}, {100010, 299}};
   EXPECT_EQ(gpu.log, expected);
   EXPECT_FALSE(gpu.arbiter->any_request());
 }

@@ -213,7 +213,7 @@ class CountingMemory final : public MemoryPort {
   std::vector<Counted> lines;
   std::uint32_t runs = 0;
   std::uint32_t runs_in_the_past = 0;  ///< runs whose first line's cycle was before their send
-  std::uint32_t sent = 0;  ///< lines sent to be answered: none expected
+  std::uint32_t sent = 0;              ///< lines sent to be answered: none expected
 
  private:
   Cycle latency_;
