@@ -181,6 +181,17 @@ void TmaTraffic::issue(Cycle now, const TmaOp& op) {
   arm(now);
 }
 
+bool TmaTraffic::first_free_slot(Cycle& at, std::uint32_t& used) const {
+  if (used == requests_per_cycle_) {
+    ++at;
+    used = 0;
+  }
+  if (slot_free_[free_next_] <= at) return false;
+  at = slot_free_[free_next_];
+  used = 0;
+  return true;
+}
+
 void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   // Line by line, the op's first step comes once it is ready and the op before it has sent its
   // last line; each line then takes the first cycle with a send left of `requests_per_cycle_`
@@ -205,14 +216,7 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   const std::uint64_t done = std::uint64_t{slot} << 32 | kLandedBit;
   if (lines == 0) {
     // Box outside the tensor, or an empty bulk copy: done at the first step that could send.
-    if (used == requests_per_cycle_) {
-      ++at;
-      used = 0;
-    }
-    if (slot_free_[free_next_] > at) {
-      at = slot_free_[free_next_];
-      used = 0;
-    }
+    first_free_slot(at, used);
     // The step that completes it starts its cycle's sends afresh.
     if (budget_cycle_ == kNever || at > budget_cycle_) {
       budget_cycle_ = at;
@@ -226,14 +230,8 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   // The lines go to the port as runs, each a line in every send slot from its first.
   MemoryPort::Burst run{request, nullptr, 0, at, 0, requests_per_cycle_};
   for (std::uint64_t i = 0; i < lines; ++i) {
-    if (used == requests_per_cycle_) {
-      ++at;
-      used = 0;
-    }
-    if (slot_free_[free_next_] > at) {
-      at = slot_free_[free_next_];
-      used = 0;
-      if (run.count != 0) memory_->send_counted(now, run);
+    if (first_free_slot(at, used) && run.count != 0) {
+      memory_->send_counted(now, run);
       run.count = 0;
     }
     if (run.count == 0) {

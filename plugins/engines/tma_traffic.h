@@ -110,6 +110,10 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// With a port of fixed latency: the cycles the op's lines leave, as its steps would send
   /// them, counted by the port; its completion scheduled at its last line's response.
   void time_lines(Cycle now, std::uint32_t slot);
+  /// Moves (at, used), a cycle and the sends used in it, to the first send slot the next line
+  /// may take: a send left in its cycle, a request slot free (the line max_outstanding before it
+  /// answered). Whether it waited for the request slot.
+  bool first_free_slot(Cycle& at, std::uint32_t& used) const;
   /// With a port that takes bursts: books every line that may leave now or later at the cycle
   /// its step would send it, as bursts (docs/performance.md §10); an op with no lines whose turn
   /// comes later gets a step event then.
