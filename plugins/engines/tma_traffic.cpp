@@ -161,7 +161,6 @@ void TmaTraffic::connect(MemoryPort& memory, TmaClient& client) {
       latency && port_line_time_ == 0 && loaded_bytes_per_cycle_ == 0) {
     timed_ = true;
     latency_ = *latency;
-    slot_free_.assign(max_outstanding_, 0);
   }
 }
 
@@ -186,10 +185,42 @@ bool TmaTraffic::first_free_slot(Cycle& at, std::uint32_t& used) const {
     ++at;
     used = 0;
   }
-  if (slot_free_[free_next_] <= at) return false;
-  at = slot_free_[free_next_];
+  if (live_ < max_outstanding_) return false;
+  const Cycle free = cycle_of(sent_.front(), skip_) + latency_;
+  if (free <= at) return false;
+  at = free;
   used = 0;
   return true;
+}
+
+void TmaTraffic::record_sent(Cycle at, std::uint32_t used, std::uint64_t n) {
+  // A run continues the last one where its first line takes the slot after the last one's.
+  bool continues = false;
+  if (!sent_.empty()) {
+    const SentRun& last = sent_.back();
+    const std::uint64_t k = last.count - 1;
+    const Cycle c = cycle_of(last, k);
+    const std::uint64_t used_at_c = k < last.first_slots
+                                        ? requests_per_cycle_ - last.first_slots + k + 1
+                                        : (k - last.first_slots) % requests_per_cycle_ + 1;
+    continues =
+        used_at_c < requests_per_cycle_ ? at == c && used == used_at_c : at == c + 1 && used == 0;
+  }
+  if (continues)
+    sent_.back().count += n;
+  else
+    sent_.push_back(SentRun{at, requests_per_cycle_ - used, n});
+  live_ += n;
+  // Only the last max_outstanding_ lines can hold a later one back.
+  while (live_ > max_outstanding_) {
+    const std::uint64_t drop = std::min(live_ - max_outstanding_, sent_.front().count - skip_);
+    skip_ += drop;
+    live_ -= drop;
+    if (skip_ == sent_.front().count) {
+      sent_.pop_front();
+      skip_ = 0;
+    }
+  }
 }
 
 void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
@@ -229,7 +260,7 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
   const MemRequest request{0, request_bytes_, sm_, store, false, slot, this};
   // The lines go to the port as runs, each a line in every send slot from its first.
   MemoryPort::Burst run{request, nullptr, 0, at, 0, requests_per_cycle_};
-  for (std::uint64_t i = 0; i < lines; ++i) {
+  for (std::uint64_t left = lines; left > 0;) {
     if (first_free_slot(at, used) && run.count != 0) {
       memory_->send_counted(now, run);
       run.count = 0;
@@ -238,10 +269,23 @@ void TmaTraffic::time_lines(Cycle now, std::uint32_t slot) {
       run.first = at;
       run.first_slots = requests_per_cycle_ - used;
     }
-    ++run.count;
-    ++used;
-    slot_free_[free_next_] = at + latency_;
-    if (++free_next_ == slot_free_.size()) free_next_ = 0;
+    // One send a cycle: the lines up to the end of the run that holds them back (or until the
+    // window fills) follow it cycle for cycle, each no earlier than the one before it; the first
+    // found its slot, so all do. With more sends a cycle, line by line.
+    std::uint64_t n = 1;
+    if (requests_per_cycle_ == 1)
+      n = std::min(
+          left, live_ < max_outstanding_ ? max_outstanding_ - live_ : sent_.front().count - skip_);
+    record_sent(at, used, n);
+    run.count += static_cast<std::uint32_t>(n);
+    left -= n;
+    // The slot of the last line sent.
+    if (requests_per_cycle_ == 1) {
+      at += n - 1;
+      used = 1;
+    } else {
+      ++used;
+    }
   }
   memory_->send_counted(now, run);
   budget_cycle_ = at;

@@ -24,17 +24,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "busy_time.h"
 #include "simfa/component.h"
 #include "simfa/core.h"
 #include "simfa/memory.h"
 #include "simfa/ring_queue.h"
 #include "simfa/slot_pool.h"
-
-#include "busy_time.h"
 #include "tma_setup.h"
 
 namespace simfa::engines {
@@ -56,6 +56,14 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
 
  private:
   static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
+
+  /// Lines sent in consecutive send slots (`requests_per_cycle_` a cycle), `first_slots` of them
+  /// in the first cycle (time_lines).
+  struct SentRun {
+    Cycle first;
+    std::uint32_t first_slots;
+    std::uint64_t count;
+  };
 
   struct Op {
     // What every response reads comes first, in the host cache line the slot's address starts.
@@ -114,6 +122,14 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// may take: a send left in its cycle, a request slot free (the line max_outstanding before it
   /// answered). Whether it waited for the request slot.
   bool first_free_slot(Cycle& at, std::uint32_t& used) const;
+  /// The cycle of line `k` of a run.
+  Cycle cycle_of(const SentRun& run, std::uint64_t k) const {
+    return k < run.first_slots ? run.first
+                               : run.first + (k - run.first_slots) / requests_per_cycle_ + 1;
+  }
+  /// Records `n` lines sent from (at, used) on, a line in every send slot, and drops the lines
+  /// no later line can wait for.
+  void record_sent(Cycle at, std::uint32_t used, std::uint64_t n);
   /// With a port that takes bursts: books every line that may leave now or later at the cycle
   /// its step would send it, as bursts (docs/performance.md §10); an op with no lines whose turn
   /// comes later gets a step event then.
@@ -136,13 +152,15 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   bool step_pending_ = false;
   bool bursts_ = false;  ///< the port takes bursts: lines are booked ahead
   bool port_steps_ = false;  ///< the port runs the steps responses make due (defer_step)
-  // With a port of fixed latency (time_lines): that latency, and the cycle each of the last
-  // max_outstanding lines frees its request slot (its send + the latency), a ring from the
-  // oldest at `free_next_`; `budget_cycle_` / `budget_used_` as line by line.
+  // With a port of fixed latency (time_lines): that latency, and the recent lines as runs, from
+  // the oldest whose answer may still hold the next line back: the one max_outstanding before
+  // it, `skip_` lines into the front run, once `max_outstanding_` lines are live.
+  // `budget_cycle_` / `budget_used_` as line by line.
   bool timed_ = false;
   Cycle latency_ = 0;
-  std::vector<Cycle> slot_free_;
-  std::size_t free_next_ = 0;
+  std::deque<SentRun> sent_;
+  std::uint64_t skip_ = 0;
+  std::uint64_t live_ = 0;  ///< lines from the skip_-th of the front run on
   // The generating op's request, every field but the address: a line sent reads it rather than
   // the op's slot.
   MemRequest line_request_{};
