@@ -10,7 +10,6 @@
 #pragma once
 
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -73,7 +72,7 @@ class IssueArbiter final : public IssueClock, public EventTarget {
   // The requests of the next `window_` cycles (a power of two) as one bucket of `words_` words a
   // cycle, at `cycle % window_`: a phase visits its SMs in index order by scanning its bucket's
   // bits, and a repeated request costs nothing. A heap of them was most of a phase's time (each
-  // pop a sift through some thousand entries; docs/performance.md §21). Requests further ahead
+  // pop a sift through some thousand entries; docs/performance.md §20). Requests further ahead
   // (a long BUBBLE) wait in `far_` and join their bucket when their phase runs.
   std::size_t words_;
   Cycle window_;
