@@ -67,19 +67,9 @@ void IdealMemory::on_event(Cycle now, std::uint64_t /*payload*/) {
   }
 }
 
-std::uint32_t IdealMemory::CountedRun::sent_by(Cycle at) const {
-  if (at < first) return 0;
-  const std::uint64_t sent = first_slots + (at - first) * std::uint64_t{per_cycle};
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(sent, count));
-}
-
-Cycle IdealMemory::CountedRun::last() const {
-  return count <= first_slots ? first : first + (count - first_slots + per_cycle - 1) / per_cycle;
-}
-
 void IdealMemory::send_counted(Cycle now, const Burst& burst) {
-  counted_.push_back(CountedRun{burst.first, burst.count, burst.first_slots, burst.per_cycle,
-                                burst.request.bytes, burst.request.write});
+  counted_.push_back(burst);
+  counted_.back().addrs = nullptr;
   // Folding the runs already past every so often keeps the list as short as the lines in flight
   // ahead of now, at a constant cost a run.
   if (counted_.size() >= fold_at_) {
@@ -90,10 +80,10 @@ void IdealMemory::send_counted(Cycle now, const Burst& burst) {
 
 void IdealMemory::fold_counted(Cycle at, bool all) {
   std::size_t kept = 0;
-  for (const CountedRun& run : counted_) {
-    if (all || run.last() <= at) {
+  for (const Burst& run : counted_) {
+    if (all || run.cycle_of(run.count - 1) <= at) {
       const std::uint32_t lines = all ? run.sent_by(at) : run.count;
-      count(run.write, lines, std::uint64_t{lines} * run.bytes);
+      count(run.request.write, lines, std::uint64_t{lines} * run.request.bytes);
     } else {
       counted_[kept++] = run;
     }
@@ -104,8 +94,9 @@ void IdealMemory::fold_counted(Cycle at, bool all) {
 std::optional<MemoryTraffic> IdealMemory::traffic() const {
   ByteTotals bytes = bytes_;
   const Cycle now = events_.now();
-  for (const CountedRun& run : counted_)
-    (run.write ? bytes.write : bytes.read) += std::uint64_t{run.sent_by(now)} * run.bytes;
+  for (const Burst& run : counted_)
+    (run.request.write ? bytes.write : bytes.read) +=
+        std::uint64_t{run.sent_by(now)} * run.request.bytes;
   return MemoryTraffic{bytes, bytes};
 }
 

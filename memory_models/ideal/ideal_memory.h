@@ -54,22 +54,14 @@ class IdealMemory final : public MemoryPort, private EventTarget {
   std::optional<BurstWheel> bursts_;  ///< bursts = true: the booked lines, sent at their cycles
   StepBatch steps_;
 
-  /// Lines counted ahead (send_counted) whose cycles are not all past yet: each run's lines are
-  /// counted at their own cycles, so that the byte totals read during a run (the bandwidth
-  /// tracks) are those of the lines sent so far.
-  struct CountedRun {
-    Cycle first;
-    std::uint32_t count, first_slots, per_cycle, bytes;
-    bool write;
-    /// Of its lines, those sent by the end of cycle `at`.
-    std::uint32_t sent_by(Cycle at) const;
-    Cycle last() const;
-  };
   /// Moves into the counters and `bytes_` the runs whose lines all left by `at`, or with `all`
   /// (the end of the run) every line sent by then.
   void fold_counted(Cycle at, bool all);
   void count(bool write, std::uint64_t lines, std::uint64_t bytes);
-  std::vector<CountedRun> counted_;
+  /// Lines counted ahead (send_counted, addrs null) whose cycles are not all past yet: each
+  /// run's lines are counted at their own cycles, so that the byte totals read during a run (the
+  /// bandwidth tracks) are those of the lines sent so far.
+  std::vector<Burst> counted_;
   std::size_t fold_at_ = 64;  ///< fold when counted_ reaches this size
 
   Counter& reads_;

@@ -186,7 +186,7 @@ bool TmaTraffic::first_free_slot(Cycle& at, std::uint32_t& used) const {
     used = 0;
   }
   if (live_ < max_outstanding_) return false;
-  const Cycle free = cycle_of(sent_.front(), skip_) + latency_;
+  const Cycle free = sent_.front().cycle_of(skip_) + latency_;
   if (free <= at) return false;
   at = free;
   used = 0;
@@ -195,21 +195,16 @@ bool TmaTraffic::first_free_slot(Cycle& at, std::uint32_t& used) const {
 
 void TmaTraffic::record_sent(Cycle at, std::uint32_t used, std::uint64_t n) {
   // A run continues the last one where its first line takes the slot after the last one's.
-  bool continues = false;
-  if (!sent_.empty()) {
-    const SentRun& last = sent_.back();
-    const std::uint64_t k = last.count - 1;
-    const Cycle c = cycle_of(last, k);
-    const std::uint64_t used_at_c = k < last.first_slots
-                                        ? requests_per_cycle_ - last.first_slots + k + 1
-                                        : (k - last.first_slots) % requests_per_cycle_ + 1;
-    continues =
-        used_at_c < requests_per_cycle_ ? at == c && used == used_at_c : at == c + 1 && used == 0;
+  if (!sent_.empty() && sent_.back().followed_by(at, used)) {
+    sent_.back().count += static_cast<std::uint32_t>(n);
+  } else {
+    MemoryPort::Burst run;
+    run.count = static_cast<std::uint32_t>(n);
+    run.first = at;
+    run.first_slots = requests_per_cycle_ - used;
+    run.per_cycle = requests_per_cycle_;
+    sent_.push_back(run);
   }
-  if (continues)
-    sent_.back().count += n;
-  else
-    sent_.push_back(SentRun{at, requests_per_cycle_ - used, n});
   live_ += n;
   // Only the last max_outstanding_ lines can hold a later one back.
   while (live_ > max_outstanding_) {

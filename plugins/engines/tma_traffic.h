@@ -57,14 +57,6 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
  private:
   static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
 
-  /// Lines sent in consecutive send slots (`requests_per_cycle_` a cycle), `first_slots` of them
-  /// in the first cycle (time_lines).
-  struct SentRun {
-    Cycle first;
-    std::uint32_t first_slots;
-    std::uint64_t count;
-  };
-
   struct Op {
     // What every response reads comes first, in the host cache line the slot's address starts.
     std::uint32_t requests = 0;   ///< known once generation starts
@@ -122,11 +114,6 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   /// may take: a send left in its cycle, a request slot free (the line max_outstanding before it
   /// answered). Whether it waited for the request slot.
   bool first_free_slot(Cycle& at, std::uint32_t& used) const;
-  /// The cycle of line `k` of a run.
-  Cycle cycle_of(const SentRun& run, std::uint64_t k) const {
-    return k < run.first_slots ? run.first
-                               : run.first + (k - run.first_slots) / requests_per_cycle_ + 1;
-  }
   /// Records `n` lines sent from (at, used) on, a line in every send slot, and drops the lines
   /// no later line can wait for.
   void record_sent(Cycle at, std::uint32_t used, std::uint64_t n);
@@ -158,7 +145,7 @@ class TmaTraffic final : public TmaEngine, public MemClient, private EventTarget
   // `budget_cycle_` / `budget_used_` as line by line.
   bool timed_ = false;
   Cycle latency_ = 0;
-  std::deque<SentRun> sent_;
+  std::deque<MemoryPort::Burst> sent_;  ///< their request and addrs unused
   std::uint64_t skip_ = 0;
   std::uint64_t live_ = 0;  ///< lines from the skip_-th of the front run on
   // The generating op's request, every field but the address: a line sent reads it rather than

@@ -203,11 +203,8 @@ class CountingMemory final : public MemoryPort {
   void send_counted(Cycle now, const Burst& burst) override {
     ++runs;
     if (burst.first < now) ++runs_in_the_past;
-    for (std::uint32_t i = 0; i < burst.count; ++i) {
-      const std::uint32_t past_first =
-          i < burst.first_slots ? 0 : i - burst.first_slots + burst.per_cycle;
-      lines.push_back({burst.first + past_first / burst.per_cycle, burst.request});
-    }
+    for (std::uint32_t i = 0; i < burst.count; ++i)
+      lines.push_back({burst.cycle_of(i), burst.request});
   }
 
   std::vector<Counted> lines;

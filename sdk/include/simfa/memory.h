@@ -82,6 +82,26 @@ class SIMFA_API MemoryPort : public Component {
     Cycle first = 0;
     std::uint32_t first_slots = 1;  ///< 1..per_cycle
     std::uint32_t per_cycle = 1;
+
+    /// The cycle of line `k`.
+    Cycle cycle_of(std::uint64_t k) const {
+      return k < first_slots ? first : first + (k - first_slots) / per_cycle + 1;
+    }
+    /// Its lines that have left by the end of cycle `at`.
+    std::uint32_t sent_by(Cycle at) const {
+      if (at < first) return 0;
+      const std::uint64_t sent = first_slots + (at - first) * std::uint64_t{per_cycle};
+      return sent < count ? static_cast<std::uint32_t>(sent) : count;
+    }
+    /// Whether a line sent at `at` as the `used`-th of its cycle (0-based) takes the slot after
+    /// this burst's last line.
+    bool followed_by(Cycle at, std::uint32_t used) const {
+      const std::uint64_t k = std::uint64_t{count} - 1;  // its last line
+      const Cycle last = cycle_of(k);
+      const std::uint64_t in_last =
+          k < first_slots ? per_cycle - first_slots + k + 1 : (k - first_slots) % per_cycle + 1;
+      return in_last < per_cycle ? at == last && used == in_last : at == last + 1 && used == 0;
+    }
   };
   virtual void send_burst(Cycle /*now*/, const Burst& /*burst*/) {}
 
